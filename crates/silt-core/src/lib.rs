@@ -1,1 +1,14 @@
-//! silt-core
+//! Shared foundations of Silt: the vector type, the Runge–Kutta coefficients every model steps with,
+//! and small numeric helpers.
+//!
+//! Units: Silt computes in whatever consistent unit system a scene uses (SI recommended).
+
+pub mod rk3;
+
+/// Three-component double-precision vector used for positions, velocities, forces and torques.
+pub type Vec3 = glam::DVec3;
+
+/// True when every component is finite (no NaN, no infinity).
+pub fn is_finite3(v: Vec3) -> bool {
+    v.x.is_finite() && v.y.is_finite() && v.z.is_finite()
+}

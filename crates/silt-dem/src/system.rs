@@ -1,0 +1,379 @@
+//! A dry granular system and its time step.
+
+use crate::contact::{ContactForce, ContactModel, ContactState, Update};
+use crate::domain::Domain;
+use crate::forces::{compute_loads, ForceContext, Kinematics, Loads};
+use crate::integrator::{correct_velocity, predict_velocity, trapezoid, Integrator};
+use crate::material::Material;
+use crate::neighbor::NeighborList;
+use crate::particles::Particles;
+use crate::wall::Wall;
+use crate::Vec3;
+use serde::{Deserialize, Serialize};
+use silt_core::rk3::stage_fraction;
+
+/// A run that cannot continue.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepError {
+    /// A position, velocity or angular velocity became NaN or infinite.
+    NonFinite { particle: usize, time: f64, quantity: &'static str },
+    /// A particle left the domain through a non-periodic side.
+    LeftDomain { particle: usize, time: f64, position: Vec3 },
+}
+
+impl std::fmt::Display for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepError::NonFinite { particle, time, quantity } => write!(
+                f,
+                "the run diverged: the {quantity} of particle {particle} became non-finite at t = {time:e}; \
+                 reduce the time step or check the contact settings"
+            ),
+            StepError::LeftDomain { particle, time, position } => write!(
+                f,
+                "particle {particle} left the domain at t = {time:e} (position {position}); add walls or enlarge \
+                 the domain in its non-periodic directions"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StepError {}
+
+/// Everything needed to continue a run bit for bit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DemCheckpoint {
+    pub step_count: u64,
+    pub particles: Particles,
+    /// Memory of every pair whose memory is not empty: (i, j, state), i < j.
+    pub pair_states: Vec<(u32, u32, ContactState)>,
+    pub wall_states: Vec<ContactState>,
+    /// Loads carried from one step to the next (velocity Verlet only).
+    pub carried_loads: Option<Loads>,
+}
+
+/// Scratch arrays of the integrators, kept between steps to avoid allocations.
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    position: Vec<Vec3>,
+    velocity: Vec<Vec3>,
+    angular_velocity: Vec<Vec3>,
+    current: Loads,
+    previous: Loads,
+    predicted: Loads,
+    pair_results: Vec<Option<ContactForce>>,
+}
+
+/// Spheres, walls, a contact model and a clock.
+#[derive(Clone, Debug)]
+pub struct DemSystem {
+    pub domain: Domain,
+    pub gravity: Vec3,
+    pub materials: Vec<Material>,
+    pub model: ContactModel,
+    pub particles: Particles,
+    pub walls: Vec<Wall>,
+    pub integrator: Integrator,
+    /// Time step (the fluid time step in coupled runs).
+    pub dt: f64,
+    pub step_count: u64,
+    pub neighbors: NeighborList,
+    /// Memory of particle–wall contacts, `walls.len().max(1)` slots per particle.
+    pub wall_states: Vec<ContactState>,
+    /// Number of force evaluations so far (for cost per evaluation).
+    pub evaluations: u64,
+    carried_loads: Option<Loads>,
+    densities: Vec<f64>,
+    scratch: Scratch,
+}
+
+impl DemSystem {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        domain: Domain,
+        gravity: Vec3,
+        materials: Vec<Material>,
+        model: ContactModel,
+        particles: Particles,
+        walls: Vec<Wall>,
+        integrator: Integrator,
+        dt: f64,
+        skin: f64,
+    ) -> Self {
+        let wall_states = vec![ContactState::default(); particles.len() * walls.len().max(1)];
+        let densities = materials.iter().map(|m| m.density).collect();
+        DemSystem {
+            domain,
+            gravity,
+            materials,
+            model,
+            particles,
+            walls,
+            integrator,
+            dt,
+            step_count: 0,
+            neighbors: NeighborList::new(skin),
+            wall_states,
+            evaluations: 0,
+            carried_loads: None,
+            densities,
+            scratch: Scratch::default(),
+        }
+    }
+
+    /// Simulated time, step count times dt (no accumulated round-off).
+    pub fn time(&self) -> f64 {
+        self.step_count as f64 * self.dt
+    }
+
+    /// Advances the system by one time step dt.
+    pub fn step(&mut self) -> Result<(), StepError> {
+        match self.integrator {
+            Integrator::PredictorCorrector { substeps } => {
+                for stage in 0..3 {
+                    let h = stage_fraction(stage) * self.dt / substeps[stage] as f64;
+                    for _ in 0..substeps[stage] {
+                        self.predictor_corrector_substep(stage, h);
+                    }
+                }
+            }
+            Integrator::EulerCrankNicolson { substeps } => {
+                for stage in 0..3 {
+                    let h = stage_fraction(stage) * self.dt / substeps[stage] as f64;
+                    for _ in 0..substeps[stage] {
+                        self.euler_crank_nicolson_substep(h);
+                    }
+                }
+            }
+            Integrator::VelocityVerlet => self.velocity_verlet_step(),
+        }
+        self.step_count += 1;
+        self.wrap_and_check()
+    }
+
+    /// One sub-step of length h in RK stage `stage`: the predictor–corrector of seed eq. (19).
+    fn predictor_corrector_substep(&mut self, stage: usize, h: f64) {
+        // Loads at the actual state (x^{k-1}, u^{k-1}); contacts start and end here.
+        let mut current = std::mem::take(&mut self.scratch.current);
+        self.evaluate(false, Update { track_contacts: true, spring_increment: None }, &mut current);
+
+        // Predictor, eq. (19a-b).
+        let n = self.particles.len();
+        let previous = &self.scratch.previous;
+        let p = &self.particles;
+        let mut x_pred = std::mem::take(&mut self.scratch.position);
+        let mut u_pred = std::mem::take(&mut self.scratch.velocity);
+        let mut w_pred = std::mem::take(&mut self.scratch.angular_velocity);
+        x_pred.resize(n, Vec3::ZERO);
+        u_pred.resize(n, Vec3::ZERO);
+        w_pred.resize(n, Vec3::ZERO);
+        // Stage 1 has zeta_1 = 0: the previous loads enter only from stage 2 on, within the same step.
+        let has_previous = stage > 0 && previous.force.len() == n;
+        for i in 0..n {
+            if p.fixed[i] {
+                u_pred[i] = p.velocity[i];
+                w_pred[i] = p.angular_velocity[i];
+            } else {
+                let (prev_a, prev_alpha) = if has_previous {
+                    (previous.force[i] / p.mass[i], previous.torque[i] / p.inertia[i])
+                } else {
+                    (Vec3::ZERO, Vec3::ZERO)
+                };
+                u_pred[i] = predict_velocity(p.velocity[i], current.force[i] / p.mass[i], prev_a, h, stage);
+                w_pred[i] =
+                    predict_velocity(p.angular_velocity[i], current.torque[i] / p.inertia[i], prev_alpha, h, stage);
+            }
+            x_pred[i] = trapezoid(p.position[i], u_pred[i], p.velocity[i], h);
+        }
+
+        // Loads at the predicted state; the tangential springs advance here (Appendix C).
+        self.scratch.position = x_pred;
+        self.scratch.velocity = u_pred;
+        self.scratch.angular_velocity = w_pred;
+        let mut predicted = std::mem::take(&mut self.scratch.predicted);
+        self.evaluate(true, Update { track_contacts: false, spring_increment: Some(h) }, &mut predicted);
+
+        // Corrector, eq. (19c-d).
+        let p = &mut self.particles;
+        for i in 0..n {
+            if p.fixed[i] {
+                p.position[i] += h * p.velocity[i];
+                continue;
+            }
+            let u_new = correct_velocity(p.velocity[i], predicted.force[i] / p.mass[i], current.force[i] / p.mass[i], h);
+            let w_new = correct_velocity(
+                p.angular_velocity[i],
+                predicted.torque[i] / p.inertia[i],
+                current.torque[i] / p.inertia[i],
+                h,
+            );
+            p.position[i] = trapezoid(p.position[i], u_new, p.velocity[i], h);
+            p.velocity[i] = u_new;
+            p.angular_velocity[i] = w_new;
+        }
+
+        // This sub-step's loads become the previous ones of the next; reuse the old buffer.
+        self.scratch.current = std::mem::replace(&mut self.scratch.previous, current);
+        self.scratch.predicted = predicted;
+    }
+
+    /// Forward Euler velocity and Crank–Nicolson position over a sub-step of length h (seed eq. 18).
+    fn euler_crank_nicolson_substep(&mut self, h: f64) {
+        let mut loads = std::mem::take(&mut self.scratch.current);
+        self.evaluate(false, Update { track_contacts: true, spring_increment: Some(h) }, &mut loads);
+        let p = &mut self.particles;
+        for i in 0..p.len() {
+            if p.fixed[i] {
+                p.position[i] += h * p.velocity[i];
+                continue;
+            }
+            let u_new = p.velocity[i] + h * loads.force[i] / p.mass[i];
+            p.angular_velocity[i] += h * loads.torque[i] / p.inertia[i];
+            p.position[i] = trapezoid(p.position[i], u_new, p.velocity[i], h);
+            p.velocity[i] = u_new;
+        }
+        self.scratch.current = loads;
+    }
+
+    /// Velocity Verlet as LAMMPS `fix nve/sphere`: half kick, drift, new loads, half kick.
+    fn velocity_verlet_step(&mut self) {
+        let dt = self.dt;
+        let mut loads = match self.carried_loads.take() {
+            Some(loads) => loads,
+            None => {
+                let mut loads = Loads::default();
+                self.evaluate(false, Update { track_contacts: true, spring_increment: None }, &mut loads);
+                loads
+            }
+        };
+        let p = &mut self.particles;
+        for i in 0..p.len() {
+            if !p.fixed[i] {
+                p.velocity[i] += 0.5 * dt * loads.force[i] / p.mass[i];
+                p.angular_velocity[i] += 0.5 * dt * loads.torque[i] / p.inertia[i];
+            }
+            p.position[i] += dt * p.velocity[i];
+        }
+        self.evaluate(false, Update { track_contacts: true, spring_increment: Some(dt) }, &mut loads);
+        let p = &mut self.particles;
+        for i in 0..p.len() {
+            if !p.fixed[i] {
+                p.velocity[i] += 0.5 * dt * loads.force[i] / p.mass[i];
+                p.angular_velocity[i] += 0.5 * dt * loads.torque[i] / p.inertia[i];
+            }
+        }
+        self.carried_loads = Some(loads);
+    }
+
+    /// Loads at the actual particle state, or at the predicted one held in the scratch arrays.
+    fn evaluate(&mut self, predicted: bool, update: Update, loads: &mut Loads) {
+        // Move the evaluated arrays out of `self` so that the rest of it can be borrowed alongside.
+        let (position, velocity, angular_velocity) = if predicted {
+            let s = &mut self.scratch;
+            (std::mem::take(&mut s.position), std::mem::take(&mut s.velocity), std::mem::take(&mut s.angular_velocity))
+        } else {
+            let p = &mut self.particles;
+            (std::mem::take(&mut p.position), std::mem::take(&mut p.velocity), std::mem::take(&mut p.angular_velocity))
+        };
+        self.ensure_neighbors(&position);
+        let ctx = ForceContext {
+            model: &self.model,
+            domain: &self.domain,
+            walls: &self.walls,
+            gravity: self.gravity,
+            particles: &self.particles,
+            densities: &self.densities,
+        };
+        compute_loads(
+            &ctx,
+            Kinematics { position: &position, velocity: &velocity, angular_velocity: &angular_velocity },
+            &mut self.neighbors,
+            &mut self.wall_states,
+            update,
+            &mut self.scratch.pair_results,
+            loads,
+        );
+        self.evaluations += 1;
+        let (x, u, w) = if predicted {
+            let s = &mut self.scratch;
+            (&mut s.position, &mut s.velocity, &mut s.angular_velocity)
+        } else {
+            let p = &mut self.particles;
+            (&mut p.position, &mut p.velocity, &mut p.angular_velocity)
+        };
+        *x = position;
+        *u = velocity;
+        *w = angular_velocity;
+    }
+
+    /// Rebuilds the neighbour list when the positions about to be evaluated require it.
+    fn ensure_neighbors(&mut self, position: &[Vec3]) {
+        if self.neighbors.needs_rebuild(&self.domain, position) {
+            let range = self.model.interaction_range();
+            self.neighbors.rebuild(&self.domain, position, &self.particles.radius, range);
+        }
+    }
+
+    /// Folds positions into the periodic box and stops on non-finite values or escaped particles.
+    fn wrap_and_check(&mut self) -> Result<(), StepError> {
+        let time = self.time();
+        let p = &mut self.particles;
+        for i in 0..p.len() {
+            for (value, quantity) in
+                [(p.position[i], "position"), (p.velocity[i], "velocity"), (p.angular_velocity[i], "angular velocity")]
+            {
+                if !silt_core::is_finite3(value) {
+                    return Err(StepError::NonFinite { particle: i, time, quantity });
+                }
+            }
+            p.position[i] = self.domain.wrap(p.position[i]);
+            if !self.domain.contains(p.position[i]) {
+                return Err(StepError::LeftDomain { particle: i, time, position: p.position[i] });
+            }
+        }
+        Ok(())
+    }
+
+    /// State needed to continue this run bit for bit.
+    pub fn checkpoint(&self) -> DemCheckpoint {
+        let list = &self.neighbors;
+        let pair_states = (0..list.pair_count())
+            .filter(|&p| list.state[p] != ContactState::default())
+            .map(|p| (list.first[p], list.second[p], list.state[p]))
+            .collect();
+        DemCheckpoint {
+            step_count: self.step_count,
+            particles: self.particles.clone(),
+            pair_states,
+            wall_states: self.wall_states.clone(),
+            carried_loads: self.carried_loads.clone(),
+        }
+    }
+
+    /// Continues from a checkpoint written by [`DemSystem::checkpoint`] for the same scene.
+    pub fn restore(&mut self, checkpoint: DemCheckpoint) -> Result<(), String> {
+        if checkpoint.particles.len() != self.particles.len() {
+            return Err(format!(
+                "the checkpoint holds {} particles but the scene defines {}",
+                checkpoint.particles.len(),
+                self.particles.len()
+            ));
+        }
+        if checkpoint.wall_states.len() != self.wall_states.len() {
+            return Err("the checkpoint was written for a scene with a different number of walls".into());
+        }
+        self.step_count = checkpoint.step_count;
+        self.particles = checkpoint.particles;
+        self.wall_states = checkpoint.wall_states;
+        self.carried_loads = checkpoint.carried_loads;
+        let range = self.model.interaction_range();
+        self.neighbors.rebuild(&self.domain, &self.particles.position, &self.particles.radius, range);
+        for &(i, j, _) in &checkpoint.pair_states {
+            if self.neighbors.find(i as usize, j as usize).is_none() {
+                return Err(format!("the checkpoint has contact memory for pair ({i}, {j}), which is out of reach"));
+            }
+        }
+        self.neighbors.restore_states(&checkpoint.pair_states);
+        Ok(())
+    }
+}
