@@ -124,7 +124,7 @@ pub fn compute_loads(
     pair_results: &mut Vec<Option<ContactForce>>,
     loads: &mut Loads,
 ) {
-    let n = ctx.particles.len();
+    let n = k.position.len();
     let wall_count = ctx.walls.len();
 
     // Pass 1: each pair once.

@@ -177,9 +177,19 @@ impl CellGrid {
         let length = domain.length();
         let mut dims = [1usize; 3];
         let mut cell_length = Vec3::ZERO;
-        for a in 0..3 {
-            dims[a] = ((length[a] / cell_size).floor() as usize).clamp(1, 1 << 10);
-            cell_length[a] = length[a] / dims[a] as f64;
+        // Cells no smaller than the reach, and not many more cells than particles (a few spheres in a
+        // large box would otherwise pay for millions of empty cells at every rebuild).
+        let max_cells = 8 * position.len() + 64;
+        let mut size = cell_size;
+        loop {
+            for a in 0..3 {
+                dims[a] = ((length[a] / size).floor() as usize).clamp(1, 1 << 10);
+                cell_length[a] = length[a] / dims[a] as f64;
+            }
+            if dims.iter().product::<usize>() <= max_cells {
+                break;
+            }
+            size *= 1.26;
         }
         let mut grid =
             CellGrid { dims, periodic: domain.periodic, origin: domain.min, cell_length, cell_start: vec![], members: vec![] };

@@ -323,6 +323,7 @@ impl Table {
 // Preparation: view-space data, ranges and ticks (no drawing yet).
 
 /// A problem with one plot, before the output path is attached.
+#[derive(Debug)]
 enum PlotError {
     NoData,
     InvalidRange { axis: char, min: f64, max: f64 },
@@ -376,7 +377,7 @@ impl Scale {
         }
     }
 
-    fn from_view(self, value: f64) -> f64 {
+    fn to_data(self, value: f64) -> f64 {
         match self {
             Scale::Linear => value,
             Scale::Log => 10f64.powf(value),
@@ -415,7 +416,11 @@ impl AxisLayout {
             None => auto_range(axis.scale, values).ok_or(PlotError::NoData)?,
         };
         if !(max - min).is_finite() {
-            return Err(PlotError::InvalidRange { axis: name, min, max });
+            return Err(PlotError::InvalidRange {
+                axis: name,
+                min,
+                max,
+            });
         }
         let (major, minor, format) = match axis.scale {
             Scale::Linear => {
@@ -443,7 +448,7 @@ impl AxisLayout {
 
     /// Tick label for a view-space value.
     fn label(&self, view_value: f64) -> String {
-        self.format.format(self.scale.from_view(view_value))
+        self.format.format(self.scale.to_data(view_value))
     }
 
     /// Position of `v` within the range, 0 at `min` and 1 at `max`.
@@ -555,29 +560,24 @@ fn log_ticks(min: f64, max: f64) -> (Vec<f64>, Vec<f64>) {
 enum TickFormat {
     /// Fixed number of decimals, e.g. `0.25`.
     Decimals(usize),
-    /// Scientific with a fixed number of mantissa decimals, e.g. `1.5e6`.
-    Scientific(usize),
     /// Up to four significant digits, scientific for very large/small values.
     Compact,
 }
 
 impl TickFormat {
-    /// Enough digits to tell ticks `step` apart, scientific for extreme magnitudes.
+    /// Enough decimals to tell ticks `step` apart; compact for extreme magnitudes.
     fn for_linear(min: f64, max: f64, step: f64) -> Self {
         let largest = min.abs().max(max.abs());
         if (1e-3..1e6).contains(&largest) {
             TickFormat::Decimals(decimals_needed(step))
         } else {
-            let exponent = largest.log10().floor();
-            TickFormat::Scientific(decimals_needed(step / 10f64.powf(exponent)))
+            TickFormat::Compact
         }
     }
 
     fn format(self, v: f64) -> String {
         match self {
-            _ if v == 0.0 => "0".to_string(),
             TickFormat::Decimals(d) => format!("{v:.d$}"),
-            TickFormat::Scientific(d) => format!("{v:.d$e}"),
             TickFormat::Compact => compact_number(v),
         }
     }
@@ -881,7 +881,11 @@ fn legend_glyph<'a, DB: DrawingBackend + 'a>(
         Style::Markers | Style::LineMarkers => marker,
         Style::Line | Style::Dashed => TRANSPARENT.filled(),
     };
-    EmptyElement::at(at) + piece(0) + piece(1) + piece(2) + Circle::new((15, 0), MARKER_RADIUS, marker)
+    EmptyElement::at(at)
+        + piece(0)
+        + piece(1)
+        + piece(2)
+        + Circle::new((15, 0), MARKER_RADIUS, marker)
 }
 
 #[cfg(test)]
@@ -912,7 +916,10 @@ mod tests {
         let (major, _) = log_ticks(-40.0, 40.0); // 81 decades -> every 9th
         assert!(major.len() <= 10 && major.contains(&0.0));
         let (major, _) = log_ticks(0.0, 1.0); // 1..10 -> 1, 2, 5, 10
-        let labels: Vec<String> = major.iter().map(|&t| compact_number(10f64.powf(t))).collect();
+        let labels: Vec<String> = major
+            .iter()
+            .map(|&t| compact_number(10f64.powf(t)))
+            .collect();
         assert_eq!(labels, ["1", "2", "5", "10"]);
         let (major, _) = log_ticks(3f64.log10(), 3.5f64.log10()); // narrow: linear ticks
         assert!(major.len() >= 3);
@@ -937,10 +944,16 @@ mod tests {
     fn log_axis_ignores_non_positive_values() {
         let plot = Plot::new("t", Axis::linear("x"), Axis::log("y")).with_series(Series::new(
             "s",
-            vec![(0.0, -1.0), (1.0, 0.0), (2.0, 1.0), (3.0, 100.0), (4.0, f64::NAN)],
+            vec![
+                (0.0, -1.0),
+                (1.0, 0.0),
+                (2.0, 1.0),
+                (3.0, 100.0),
+                (4.0, f64::NAN),
+            ],
             Style::Line,
         ));
-        let panel = Panel::prepare(&plot).ok().unwrap();
+        let panel = Panel::prepare(&plot).unwrap();
         assert!((panel.y.min - -0.1).abs() < 1e-12 && (panel.y.max - 2.1).abs() < 1e-12);
         assert_eq!(panel.series[0].lines, vec![vec![(2.0, 0.0), (3.0, 2.0)]]);
     }

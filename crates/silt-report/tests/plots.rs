@@ -20,8 +20,16 @@ fn linear_plot() -> Plot {
         Axis::linear("time t [s]"),
         Axis::linear("amplitude [m, m/s]"),
     )
-    .with_series(Series::new("x(t) = sin t", sampled(f64::sin, 200, 0.05), Style::Line))
-    .with_series(Series::new("v(t) = cos t", sampled(f64::cos, 200, 0.05), Style::Dashed))
+    .with_series(Series::new(
+        "x(t) = sin t",
+        sampled(f64::sin, 200, 0.05),
+        Style::Line,
+    ))
+    .with_series(Series::new(
+        "v(t) = cos t",
+        sampled(f64::cos, 200, 0.05),
+        Style::Dashed,
+    ))
     .with_series(Series::new(
         "samples",
         sampled(|t| 0.8 * (t * 0.7).sin(), 25, 0.4),
@@ -37,7 +45,12 @@ fn linear_plot() -> Plot {
 /// Decay over several decades, including points a log axis must skip.
 fn log_plot() -> Plot {
     let mut energy = sampled(|t| 1e3 * (-t).exp(), 100, 0.15);
-    energy.extend([(15.0, 0.0), (15.5, -1.0), (16.0, f64::NAN), (f64::INFINITY, 1.0)]);
+    energy.extend([
+        (15.0, 0.0),
+        (15.5, -1.0),
+        (16.0, f64::NAN),
+        (f64::INFINITY, 1.0),
+    ]);
     Plot::new(
         "Kinetic energy decay",
         Axis::linear("time [s]"),
@@ -53,8 +66,17 @@ fn log_plot() -> Plot {
 
 fn assert_png(path: &Path) {
     let bytes = std::fs::read(path).expect("PNG was written");
-    assert!(bytes.starts_with(&PNG_SIGNATURE), "{} is not a PNG", path.display());
-    assert!(bytes.len() > 5_000, "{} is only {} bytes", path.display(), bytes.len());
+    assert!(
+        bytes.starts_with(&PNG_SIGNATURE),
+        "{} is not a PNG",
+        path.display()
+    );
+    assert!(
+        bytes.len() > 5_000,
+        "{} is only {} bytes",
+        path.display(),
+        bytes.len()
+    );
 }
 
 /// Width and height from the IHDR chunk.
@@ -106,7 +128,11 @@ fn grid_has_one_panel_per_plot() {
     let path = dir.path().join("grid.png");
     let mut third = linear_plot();
     third.title = "Constant".into();
-    third.series = vec![Series::new("flat", vec![(0.0, 2.0), (1.0, 2.0)], Style::Line)];
+    third.series = vec![Series::new(
+        "flat",
+        vec![(0.0, 2.0), (1.0, 2.0)],
+        Style::Line,
+    )];
     let plots = [linear_plot(), log_plot(), third, log_plot()];
     write_png_grid(&path, &plots, 2).unwrap();
     assert_png(&path);
@@ -126,11 +152,14 @@ fn empty_data_is_an_error() {
     let empty_series = no_series
         .clone()
         .with_series(Series::new("none", vec![], Style::Line));
-    let nan_only = Plot::new("nan", Axis::linear("x"), Axis::linear("y")).with_series(
-        Series::new("nan", vec![(f64::NAN, 1.0), (2.0, f64::INFINITY)], Style::Line),
+    let nan_only = Plot::new("nan", Axis::linear("x"), Axis::linear("y")).with_series(Series::new(
+        "nan",
+        vec![(f64::NAN, 1.0), (2.0, f64::INFINITY)],
+        Style::Line,
+    ));
+    let non_positive_on_log = Plot::new("log", Axis::linear("x"), Axis::log("y")).with_series(
+        Series::new("zero", vec![(1.0, 0.0), (2.0, -3.0)], Style::Markers),
     );
-    let non_positive_on_log = Plot::new("log", Axis::linear("x"), Axis::log("y"))
-        .with_series(Series::new("zero", vec![(1.0, 0.0), (2.0, -3.0)], Style::Markers));
 
     for plot in [no_series, empty_series, nan_only, non_positive_on_log] {
         match write_png(&path, &plot) {

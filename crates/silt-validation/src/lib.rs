@@ -1,1 +1,7 @@
-//! silt-validation
+//! Validation cases of Silt. Each case runs scaled down inside the test suite and at full size through
+//! `silt validate`, which also writes plots and tables. Sources, reference numbers and tolerances are kept
+//! beside each case in `validation/<case>/`.
+
+pub mod normal_collision;
+pub mod oblique_collision;
+pub mod setup;
