@@ -45,24 +45,35 @@ pub fn energies(system: &DemSystem) -> Energies {
 /// Total linear momentum of the free particles.
 pub fn momentum(system: &DemSystem) -> crate::Vec3 {
     let p = &system.particles;
-    (0..p.len()).filter(|&i| !p.fixed[i]).map(|i| p.mass[i] * p.velocity[i]).sum()
+    (0..p.len())
+        .filter(|&i| !p.fixed[i])
+        .map(|i| p.mass[i] * p.velocity[i])
+        .sum()
 }
 
 /// Counts contacts and the largest overlap at the current positions.
 pub fn contact_statistics(system: &DemSystem) -> ContactStatistics {
     let p = &system.particles;
     let list = &system.neighbors;
-    let mut stats = ContactStatistics { per_particle: vec![0; p.len()], ..Default::default() };
+    let mut stats = ContactStatistics {
+        per_particle: vec![0; p.len()],
+        ..Default::default()
+    };
     for pair in 0..list.pair_count() {
         let (i, j) = (list.first[pair] as usize, list.second[pair] as usize);
-        let distance = system.domain.separation(p.position[i], p.position[j]).length();
+        let distance = system
+            .domain
+            .separation(p.position[i], p.position[j])
+            .length();
         let gap = distance - p.radius[i] - p.radius[j];
         if gap <= 0.0 {
             stats.pair_contacts += 1;
             stats.per_particle[i] += 1;
             stats.per_particle[j] += 1;
             count_sliding(&mut stats, &list.state[pair]);
-            stats.max_overlap_over_radius = stats.max_overlap_over_radius.max(-gap / p.radius[i].min(p.radius[j]));
+            stats.max_overlap_over_radius = stats
+                .max_overlap_over_radius
+                .max(-gap / p.radius[i].min(p.radius[j]));
         }
     }
     let wall_count = system.walls.len();
@@ -73,7 +84,8 @@ pub fn contact_statistics(system: &DemSystem) -> ContactStatistics {
                 stats.wall_contacts += 1;
                 stats.per_particle[i] += 1;
                 count_sliding(&mut stats, &system.wall_states[i * wall_count + w]);
-                stats.max_overlap_over_radius = stats.max_overlap_over_radius.max(-gap / p.radius[i]);
+                stats.max_overlap_over_radius =
+                    stats.max_overlap_over_radius.max(-gap / p.radius[i]);
             }
         }
     }

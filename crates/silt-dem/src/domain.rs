@@ -60,7 +60,11 @@ mod tests {
     use super::*;
 
     fn periodic_box() -> Domain {
-        Domain { min: Vec3::ZERO, max: Vec3::new(10.0, 10.0, 10.0), periodic: [true, true, false] }
+        Domain {
+            min: Vec3::ZERO,
+            max: Vec3::new(10.0, 10.0, 10.0),
+            periodic: [true, true, false],
+        }
     }
 
     #[test]

@@ -22,7 +22,10 @@ pub struct Loads {
 
 impl Loads {
     pub fn zeros(n: usize) -> Self {
-        Loads { force: vec![Vec3::ZERO; n], torque: vec![Vec3::ZERO; n] }
+        Loads {
+            force: vec![Vec3::ZERO; n],
+            torque: vec![Vec3::ZERO; n],
+        }
     }
 }
 
@@ -67,7 +70,14 @@ impl ForceContext<'_> {
 
     /// Kernel for pair (i, j) from the pair list.
     #[inline]
-    fn pair(&self, k: &Kinematics, i: usize, j: usize, state: &mut ContactState, update: Update) -> Option<ContactForce> {
+    fn pair(
+        &self,
+        k: &Kinematics,
+        i: usize,
+        j: usize,
+        state: &mut ContactState,
+        update: Update,
+    ) -> Option<ContactForce> {
         let p = self.particles;
         if p.fixed[i] && p.fixed[j] {
             return None;
@@ -95,7 +105,14 @@ impl ForceContext<'_> {
 
     /// Kernel for particle i against wall w.
     #[inline]
-    fn wall(&self, k: &Kinematics, i: usize, wall: &Wall, state: &mut ContactState, update: Update) -> Option<ContactForce> {
+    fn wall(
+        &self,
+        k: &Kinematics,
+        i: usize,
+        wall: &Wall,
+        state: &mut ContactState,
+        update: Update,
+    ) -> Option<ContactForce> {
         let p = self.particles;
         let reach = p.radius[i] + self.model.interaction_range();
         if wall.distance(k.position[i]) >= reach && *state == ContactState::default() {
@@ -107,7 +124,15 @@ impl ForceContext<'_> {
             effective_radius: p.radius[i],
             smaller_radius: p.radius[i],
             coefficients: self.model.coefficients(p.material[i], wall.material),
-            sides: [self.side(i), Side { mass: 0.0, radius: f64::INFINITY, density: 0.0, free: false }],
+            sides: [
+                self.side(i),
+                Side {
+                    mass: 0.0,
+                    radius: f64::INFINITY,
+                    density: 0.0,
+                    free: false,
+                },
+            ],
         };
         self.model.evaluate(&geometry, &properties, state, update)
     }
@@ -134,7 +159,15 @@ pub fn compute_loads(
         .state
         .par_iter_mut()
         .enumerate()
-        .map(|(pair, state)| ctx.pair(&k, first[pair] as usize, second[pair] as usize, state, update))
+        .map(|(pair, state)| {
+            ctx.pair(
+                &k,
+                first[pair] as usize,
+                second[pair] as usize,
+                state,
+                update,
+            )
+        })
         .collect_into_vec(pair_results);
 
     // Pass 2: per particle, incoming pairs (partners < i), then outgoing pairs (partners > i), walls, gravity.
@@ -160,7 +193,10 @@ pub fn compute_loads(
                         t += c.torque_on_q;
                     }
                 }
-                for c in results[list.row_start[i]..list.row_start[i + 1]].iter().flatten() {
+                for c in results[list.row_start[i]..list.row_start[i + 1]]
+                    .iter()
+                    .flatten()
+                {
                     f += c.force_on_p;
                     t += c.torque_on_p;
                 }

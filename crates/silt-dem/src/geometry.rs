@@ -58,7 +58,13 @@ pub fn sphere_wall(position: Vec3, p: &SphereState, wall: &Wall) -> ContactGeome
 }
 
 #[inline]
-fn finish(normal: Vec3, gap: f64, lever_p: f64, lever_q: f64, contact_point_velocity: Vec3) -> ContactGeometry {
+fn finish(
+    normal: Vec3,
+    gap: f64,
+    lever_p: f64,
+    lever_q: f64,
+    contact_point_velocity: Vec3,
+) -> ContactGeometry {
     let normal_speed = contact_point_velocity.dot(normal);
     ContactGeometry {
         normal,
@@ -78,8 +84,17 @@ mod tests {
     #[test]
     fn rolling_without_slip_has_no_contact_point_velocity() {
         // A sphere of radius 1 rolling on a floor at speed 1: omega x (-R e_z) = -u.
-        let wall = Wall { point: Vec3::ZERO, normal: Vec3::Z, material: 0, velocity: Vec3::ZERO };
-        let p = SphereState { velocity: Vec3::X, angular_velocity: Vec3::new(0.0, 1.0, 0.0), radius: 1.0 };
+        let wall = Wall {
+            point: Vec3::ZERO,
+            normal: Vec3::Z,
+            material: 0,
+            velocity: Vec3::ZERO,
+        };
+        let p = SphereState {
+            velocity: Vec3::X,
+            angular_velocity: Vec3::new(0.0, 1.0, 0.0),
+            radius: 1.0,
+        };
         let g = sphere_wall(Vec3::new(0.0, 0.0, 1.0), &p, &wall);
         assert!(g.contact_point_velocity.length() < 1e-15);
         assert_eq!(g.gap, 0.0);
@@ -87,8 +102,16 @@ mod tests {
 
     #[test]
     fn unequal_radii_levers_meet_at_the_contact_point() {
-        let p = SphereState { velocity: Vec3::ZERO, angular_velocity: Vec3::ZERO, radius: 1.0 };
-        let q = SphereState { velocity: Vec3::ZERO, angular_velocity: Vec3::ZERO, radius: 0.5 };
+        let p = SphereState {
+            velocity: Vec3::ZERO,
+            angular_velocity: Vec3::ZERO,
+            radius: 1.0,
+        };
+        let q = SphereState {
+            velocity: Vec3::ZERO,
+            angular_velocity: Vec3::ZERO,
+            radius: 0.5,
+        };
         let g = sphere_pair(Vec3::new(1.4, 0.0, 0.0), &p, &q);
         assert!((g.gap + 0.1).abs() < 1e-15);
         assert!((g.lever_p + g.lever_q - 1.4).abs() < 1e-15);

@@ -22,7 +22,9 @@ pub enum Integrator {
 
 impl Integrator {
     /// The seed's default: predictor–corrector with {8, 2, 5} sub-steps (15 per step).
-    pub const SEED: Integrator = Integrator::PredictorCorrector { substeps: [8, 2, 5] };
+    pub const SEED: Integrator = Integrator::PredictorCorrector {
+        substeps: [8, 2, 5],
+    };
 
     /// Number of force evaluations per time step.
     pub fn evaluations_per_step(&self) -> u32 {
@@ -36,7 +38,8 @@ impl Integrator {
     /// Shortest (sub)step, as a fraction of the time step.
     pub fn smallest_substep_fraction(&self) -> f64 {
         match self {
-            Integrator::PredictorCorrector { substeps } | Integrator::EulerCrankNicolson { substeps } => (0..3)
+            Integrator::PredictorCorrector { substeps }
+            | Integrator::EulerCrankNicolson { substeps } => (0..3)
                 .map(|k| silt_core::rk3::stage_fraction(k) / substeps[k] as f64)
                 .fold(f64::INFINITY, f64::min),
             Integrator::VelocityVerlet => 1.0,

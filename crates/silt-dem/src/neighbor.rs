@@ -34,7 +34,10 @@ pub struct NeighborList {
 
 impl NeighborList {
     pub fn new(skin: f64) -> Self {
-        NeighborList { skin, ..Default::default() }
+        NeighborList {
+            skin,
+            ..Default::default()
+        }
     }
 
     pub fn pair_count(&self) -> usize {
@@ -68,7 +71,9 @@ impl NeighborList {
                 grid.for_each_near(grid.cell_of(domain, position[i]), |j| {
                     if j > i {
                         let cutoff = cutoff_base + radius[j];
-                        if domain.separation(position[i], position[j]).length_squared() < cutoff * cutoff {
+                        if domain.separation(position[i], position[j]).length_squared()
+                            < cutoff * cutoff
+                        {
                             partners.push(j as u32);
                         }
                     }
@@ -191,8 +196,14 @@ impl CellGrid {
             }
             size *= 1.26;
         }
-        let mut grid =
-            CellGrid { dims, periodic: domain.periodic, origin: domain.min, cell_length, cell_start: vec![], members: vec![] };
+        let mut grid = CellGrid {
+            dims,
+            periodic: domain.periodic,
+            origin: domain.min,
+            cell_length,
+            cell_start: vec![],
+            members: vec![],
+        };
         let cells: Vec<usize> = position.iter().map(|&x| grid.cell_of(domain, x)).collect();
         let count = dims[0] * dims[1] * dims[2];
         let mut start = vec![0usize; count + 1];
@@ -225,7 +236,11 @@ impl CellGrid {
 
     /// Calls `visit(j)` for every particle in the 27 cells around `cell` (each cell once).
     fn for_each_near(&self, cell: usize, mut visit: impl FnMut(usize)) {
-        let centre = [cell % self.dims[0], (cell / self.dims[0]) % self.dims[1], cell / (self.dims[0] * self.dims[1])];
+        let centre = [
+            cell % self.dims[0],
+            (cell / self.dims[0]) % self.dims[1],
+            cell / (self.dims[0] * self.dims[1]),
+        ];
         let mut near = [usize::MAX; 27];
         let mut count = 0;
         for dz in -1i64..=1 {
@@ -248,7 +263,8 @@ impl CellGrid {
                         }
                     }
                     if inside {
-                        near[count] = (index[2] * self.dims[1] + index[1]) * self.dims[0] + index[0];
+                        near[count] =
+                            (index[2] * self.dims[1] + index[1]) * self.dims[0] + index[0];
                         count += 1;
                     }
                 }
@@ -275,13 +291,19 @@ mod tests {
 
     #[test]
     fn finds_the_same_pairs_as_brute_force() {
-        let domain = Domain { min: Vec3::ZERO, max: Vec3::new(5.0, 5.0, 8.0), periodic: [true, true, false] };
+        let domain = Domain {
+            min: Vec3::ZERO,
+            max: Vec3::new(5.0, 5.0, 8.0),
+            periodic: [true, true, false],
+        };
         // A deterministic scatter of points with a few periodic neighbours.
         let mut position = Vec::new();
         let mut radius = Vec::new();
         let mut s = 12345u64;
         let mut next = || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (s >> 11) as f64 / (1u64 << 53) as f64
         };
         for _ in 0..400 {
@@ -299,7 +321,12 @@ mod tests {
                 }
             }
         }
-        let found: Vec<(u32, u32)> = list.first.iter().copied().zip(list.second.iter().copied()).collect();
+        let found: Vec<(u32, u32)> = list
+            .first
+            .iter()
+            .copied()
+            .zip(list.second.iter().copied())
+            .collect();
         assert_eq!(found, expected);
         // Incoming lists point back at the right pairs.
         for k in 0..position.len() {

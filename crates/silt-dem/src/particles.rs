@@ -28,7 +28,15 @@ impl Particles {
     }
 
     /// Appends a sphere of the given radius and density.
-    pub fn push(&mut self, position: Vec3, velocity: Vec3, radius: f64, density: f64, material: usize, fixed: bool) {
+    pub fn push(
+        &mut self,
+        position: Vec3,
+        velocity: Vec3,
+        radius: f64,
+        density: f64,
+        material: usize,
+        fixed: bool,
+    ) {
         let mass = density * 4.0 / 3.0 * PI * radius.powi(3);
         self.position.push(position);
         self.velocity.push(velocity);

@@ -16,9 +16,17 @@ use silt_core::rk3::stage_fraction;
 #[derive(Clone, Debug, PartialEq)]
 pub enum StepError {
     /// A position, velocity or angular velocity became NaN or infinite.
-    NonFinite { particle: usize, time: f64, quantity: &'static str },
+    NonFinite {
+        particle: usize,
+        time: f64,
+        quantity: &'static str,
+    },
     /// A particle left the domain through a non-periodic side.
-    LeftDomain { particle: usize, time: f64, position: Vec3 },
+    LeftDomain {
+        particle: usize,
+        time: f64,
+        position: Vec3,
+    },
 }
 
 impl std::fmt::Display for StepError {
@@ -155,7 +163,14 @@ impl DemSystem {
     fn predictor_corrector_substep(&mut self, stage: usize, h: f64) {
         // Loads at the actual state (x^{k-1}, u^{k-1}); contacts start and end here.
         let mut current = std::mem::take(&mut self.scratch.current);
-        self.evaluate(false, Update { track_contacts: true, spring_increment: None }, &mut current);
+        self.evaluate(
+            false,
+            Update {
+                track_contacts: true,
+                spring_increment: None,
+            },
+            &mut current,
+        );
 
         // Predictor, eq. (19a-b).
         let n = self.particles.len();
@@ -175,13 +190,27 @@ impl DemSystem {
                 w_pred[i] = p.angular_velocity[i];
             } else {
                 let (prev_a, prev_alpha) = if has_previous {
-                    (previous.force[i] / p.mass[i], previous.torque[i] / p.inertia[i])
+                    (
+                        previous.force[i] / p.mass[i],
+                        previous.torque[i] / p.inertia[i],
+                    )
                 } else {
                     (Vec3::ZERO, Vec3::ZERO)
                 };
-                u_pred[i] = predict_velocity(p.velocity[i], current.force[i] / p.mass[i], prev_a, h, stage);
-                w_pred[i] =
-                    predict_velocity(p.angular_velocity[i], current.torque[i] / p.inertia[i], prev_alpha, h, stage);
+                u_pred[i] = predict_velocity(
+                    p.velocity[i],
+                    current.force[i] / p.mass[i],
+                    prev_a,
+                    h,
+                    stage,
+                );
+                w_pred[i] = predict_velocity(
+                    p.angular_velocity[i],
+                    current.torque[i] / p.inertia[i],
+                    prev_alpha,
+                    h,
+                    stage,
+                );
             }
             x_pred[i] = trapezoid(p.position[i], u_pred[i], p.velocity[i], h);
         }
@@ -191,7 +220,14 @@ impl DemSystem {
         self.scratch.velocity = u_pred;
         self.scratch.angular_velocity = w_pred;
         let mut predicted = std::mem::take(&mut self.scratch.predicted);
-        self.evaluate(true, Update { track_contacts: false, spring_increment: Some(h) }, &mut predicted);
+        self.evaluate(
+            true,
+            Update {
+                track_contacts: false,
+                spring_increment: Some(h),
+            },
+            &mut predicted,
+        );
 
         // Corrector, eq. (19c-d).
         let p = &mut self.particles;
@@ -200,7 +236,12 @@ impl DemSystem {
                 p.position[i] += h * p.velocity[i];
                 continue;
             }
-            let u_new = correct_velocity(p.velocity[i], predicted.force[i] / p.mass[i], current.force[i] / p.mass[i], h);
+            let u_new = correct_velocity(
+                p.velocity[i],
+                predicted.force[i] / p.mass[i],
+                current.force[i] / p.mass[i],
+                h,
+            );
             let w_new = correct_velocity(
                 p.angular_velocity[i],
                 predicted.torque[i] / p.inertia[i],
@@ -220,7 +261,14 @@ impl DemSystem {
     /// Forward Euler velocity and Crank–Nicolson position over a sub-step of length h (seed eq. 18).
     fn euler_crank_nicolson_substep(&mut self, h: f64) {
         let mut loads = std::mem::take(&mut self.scratch.current);
-        self.evaluate(false, Update { track_contacts: true, spring_increment: Some(h) }, &mut loads);
+        self.evaluate(
+            false,
+            Update {
+                track_contacts: true,
+                spring_increment: Some(h),
+            },
+            &mut loads,
+        );
         let p = &mut self.particles;
         for i in 0..p.len() {
             if p.fixed[i] {
@@ -242,7 +290,14 @@ impl DemSystem {
             Some(loads) => loads,
             None => {
                 let mut loads = Loads::default();
-                self.evaluate(false, Update { track_contacts: true, spring_increment: None }, &mut loads);
+                self.evaluate(
+                    false,
+                    Update {
+                        track_contacts: true,
+                        spring_increment: None,
+                    },
+                    &mut loads,
+                );
                 loads
             }
         };
@@ -254,7 +309,14 @@ impl DemSystem {
             }
             p.position[i] += dt * p.velocity[i];
         }
-        self.evaluate(false, Update { track_contacts: true, spring_increment: Some(dt) }, &mut loads);
+        self.evaluate(
+            false,
+            Update {
+                track_contacts: true,
+                spring_increment: Some(dt),
+            },
+            &mut loads,
+        );
         let p = &mut self.particles;
         for i in 0..p.len() {
             if !p.fixed[i] {
@@ -270,10 +332,18 @@ impl DemSystem {
         // Move the evaluated arrays out of `self` so that the rest of it can be borrowed alongside.
         let (position, velocity, angular_velocity) = if predicted {
             let s = &mut self.scratch;
-            (std::mem::take(&mut s.position), std::mem::take(&mut s.velocity), std::mem::take(&mut s.angular_velocity))
+            (
+                std::mem::take(&mut s.position),
+                std::mem::take(&mut s.velocity),
+                std::mem::take(&mut s.angular_velocity),
+            )
         } else {
             let p = &mut self.particles;
-            (std::mem::take(&mut p.position), std::mem::take(&mut p.velocity), std::mem::take(&mut p.angular_velocity))
+            (
+                std::mem::take(&mut p.position),
+                std::mem::take(&mut p.velocity),
+                std::mem::take(&mut p.angular_velocity),
+            )
         };
         self.ensure_neighbors(&position);
         let ctx = ForceContext {
@@ -286,7 +356,11 @@ impl DemSystem {
         };
         compute_loads(
             &ctx,
-            Kinematics { position: &position, velocity: &velocity, angular_velocity: &angular_velocity },
+            Kinematics {
+                position: &position,
+                velocity: &velocity,
+                angular_velocity: &angular_velocity,
+            },
             &mut self.neighbors,
             &mut self.wall_states,
             update,
@@ -310,7 +384,8 @@ impl DemSystem {
     fn ensure_neighbors(&mut self, position: &[Vec3]) {
         if self.neighbors.needs_rebuild(&self.domain, position) {
             let range = self.model.interaction_range();
-            self.neighbors.rebuild(&self.domain, position, &self.particles.radius, range);
+            self.neighbors
+                .rebuild(&self.domain, position, &self.particles.radius, range);
         }
     }
 
@@ -319,16 +394,26 @@ impl DemSystem {
         let time = self.time();
         let p = &mut self.particles;
         for i in 0..p.len() {
-            for (value, quantity) in
-                [(p.position[i], "position"), (p.velocity[i], "velocity"), (p.angular_velocity[i], "angular velocity")]
-            {
+            for (value, quantity) in [
+                (p.position[i], "position"),
+                (p.velocity[i], "velocity"),
+                (p.angular_velocity[i], "angular velocity"),
+            ] {
                 if !silt_core::is_finite3(value) {
-                    return Err(StepError::NonFinite { particle: i, time, quantity });
+                    return Err(StepError::NonFinite {
+                        particle: i,
+                        time,
+                        quantity,
+                    });
                 }
             }
             p.position[i] = self.domain.wrap(p.position[i]);
             if !self.domain.contains(p.position[i]) {
-                return Err(StepError::LeftDomain { particle: i, time, position: p.position[i] });
+                return Err(StepError::LeftDomain {
+                    particle: i,
+                    time,
+                    position: p.position[i],
+                });
             }
         }
         Ok(())
@@ -360,17 +445,26 @@ impl DemSystem {
             ));
         }
         if checkpoint.wall_states.len() != self.wall_states.len() {
-            return Err("the checkpoint was written for a scene with a different number of walls".into());
+            return Err(
+                "the checkpoint was written for a scene with a different number of walls".into(),
+            );
         }
         self.step_count = checkpoint.step_count;
         self.particles = checkpoint.particles;
         self.wall_states = checkpoint.wall_states;
         self.carried_loads = checkpoint.carried_loads;
         let range = self.model.interaction_range();
-        self.neighbors.rebuild(&self.domain, &self.particles.position, &self.particles.radius, range);
+        self.neighbors.rebuild(
+            &self.domain,
+            &self.particles.position,
+            &self.particles.radius,
+            range,
+        );
         for &(i, j, _) in &checkpoint.pair_states {
             if self.neighbors.find(i as usize, j as usize).is_none() {
-                return Err(format!("the checkpoint has contact memory for pair ({i}, {j}), which is out of reach"));
+                return Err(format!(
+                    "the checkpoint has contact memory for pair ({i}, {j}), which is out of reach"
+                ));
             }
         }
         self.neighbors.restore_states(&checkpoint.pair_states);

@@ -1,5 +1,8 @@
-//! silt-io
+//! Input and output of Silt: scene files, initial placement of particles, VTK/ParaView writers, CSV
+//! series and checkpoints. Every file is written whole or not at all.
+
 pub mod atomic;
 pub mod csv_series;
+pub mod placement;
 pub mod pvd;
 pub mod vtk;

@@ -63,13 +63,27 @@ pub fn run(c: &Collision) -> CollisionResult {
     let start_gap = 0.37 * impact_speed * dt;
     let (walls, effective_mass) = match c.partner {
         Partner::Wall => {
-            particles.push(Vec3::new(0.0, 0.0, 1.0 + start_gap), Vec3::new(0.0, 0.0, -impact_speed), 1.0, 2.0, 0, false);
+            particles.push(
+                Vec3::new(0.0, 0.0, 1.0 + start_gap),
+                Vec3::new(0.0, 0.0, -impact_speed),
+                1.0,
+                2.0,
+                0,
+                false,
+            );
             (vec![setup::floor(0)], particles.mass[0])
         }
         Partner::Sphere(radius) => {
             // Total momentum zero; relative speed = impact_speed.
             particles.push(Vec3::ZERO, Vec3::ZERO, 1.0, 2.0, 0, false);
-            particles.push(Vec3::new(0.0, 0.0, 1.0 + radius + start_gap), Vec3::ZERO, radius, 2.0, 0, false);
+            particles.push(
+                Vec3::new(0.0, 0.0, 1.0 + radius + start_gap),
+                Vec3::ZERO,
+                radius,
+                2.0,
+                0,
+                false,
+            );
             let (m1, m2) = (particles.mass[0], particles.mass[1]);
             particles.velocity[0] = Vec3::new(0.0, 0.0, impact_speed * m2 / (m1 + m2));
             particles.velocity[1] = Vec3::new(0.0, 0.0, -impact_speed * m1 / (m1 + m2));
@@ -77,12 +91,15 @@ pub fn run(c: &Collision) -> CollisionResult {
         }
     };
     let domain = setup::open_box(5.0, 5.0);
-    let mut system = setup::collision_system(domain, materials, model, particles, walls, c.integrator, dt);
+    let mut system =
+        setup::collision_system(domain, materials, model, particles, walls, c.integrator, dt);
 
     let gap = |s: &silt_dem::system::DemSystem| match c.partner {
         Partner::Wall => s.particles.position[0].z - s.particles.radius[0],
         Partner::Sphere(_) => {
-            (s.particles.position[1] - s.particles.position[0]).length() - s.particles.radius[0] - s.particles.radius[1]
+            (s.particles.position[1] - s.particles.position[0]).length()
+                - s.particles.radius[0]
+                - s.particles.radius[1]
         }
     };
     let normal_speed = |s: &silt_dem::system::DemSystem| match c.partner {
@@ -91,7 +108,11 @@ pub fn run(c: &Collision) -> CollisionResult {
     };
     let contact_state = |s: &silt_dem::system::DemSystem| match c.partner {
         Partner::Wall => s.wall_states[0],
-        Partner::Sphere(_) => s.neighbors.find(0, 1).map(|p| s.neighbors.state[p]).unwrap_or_default(),
+        Partner::Sphere(_) => s
+            .neighbors
+            .find(0, 1)
+            .map(|p| s.neighbors.state[p])
+            .unwrap_or_default(),
     };
 
     let mut previous_gap = gap(&system);
@@ -118,7 +139,11 @@ pub fn run(c: &Collision) -> CollisionResult {
             if release_time.is_none() {
                 let overlap = (-g).max(0.0);
                 let (k, d) = coefficients;
-                let force = if g <= 0.0 { (k * overlap * overlap.sqrt() + d * normal_speed(&system)).abs() } else { 0.0 };
+                let force = if g <= 0.0 {
+                    (k * overlap * overlap.sqrt() + d * normal_speed(&system)).abs()
+                } else {
+                    0.0
+                };
                 force_history.push((t - t0, force));
                 if g > 0.0 {
                     release_time = Some(t_before + dt * previous_gap / (previous_gap - g));
@@ -135,11 +160,24 @@ pub fn run(c: &Collision) -> CollisionResult {
     let exact = exact_collision(k, d, effective_mass, recorded_impact_speed, collision_time);
     let restitution = -normal_speed(&system) / impact_speed;
     let duration = release_time.unwrap_or(f64::INFINITY) - touch_time.unwrap_or(0.0);
-    CollisionResult { restitution, duration, collision_time, exact, force_history }
+    CollisionResult {
+        restitution,
+        duration,
+        collision_time,
+        exact,
+        force_history,
+    }
 }
 
 /// Exact force history of the contact ODE with the coefficients of `result`'s contact, for plots.
-pub fn exact_force_history(k: f64, d: f64, mass: f64, impact_speed: f64, duration: f64, samples: usize) -> Vec<(f64, f64)> {
+pub fn exact_force_history(
+    k: f64,
+    d: f64,
+    mass: f64,
+    impact_speed: f64,
+    duration: f64,
+    samples: usize,
+) -> Vec<(f64, f64)> {
     let h = duration / (samples as f64 * 200.0);
     let (mut z, mut v, mut t) = (0.0f64, -impact_speed, 0.0);
     let mut out = vec![(0.0, 0.0)];

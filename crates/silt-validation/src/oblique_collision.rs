@@ -33,22 +33,51 @@ pub fn run(psi_in: f64, integrator: Integrator, steps_per_contact: f64) -> Obliq
     // as for glass beads at T_c = 10 dt of a typical fluid step.
     let collision_time = 0.02;
     let dt = collision_time / steps_per_contact;
-    let materials = vec![setup::material(2.5, RESTITUTION, FRICTION, FRICTION, POISSON)];
+    let materials = vec![setup::material(
+        2.5,
+        RESTITUTION,
+        FRICTION,
+        FRICTION,
+        POISSON,
+    )];
     let model = setup::seed_model(&materials, collision_time, 1e-9, 0.0);
     let mut particles = Particles::default();
-    particles.push(Vec3::new(0.0, 0.0, 1.0 + 0.37 * dt), Vec3::new(psi_in, 0.0, -1.0), 1.0, 2.5, 0, false);
+    particles.push(
+        Vec3::new(0.0, 0.0, 1.0 + 0.37 * dt),
+        Vec3::new(psi_in, 0.0, -1.0),
+        1.0,
+        2.5,
+        0,
+        false,
+    );
     let domain = setup::open_box(10.0, 10.0);
     let wall = setup::floor(0);
-    let mut system = setup::collision_system(domain, materials, model, particles, vec![wall.clone()], integrator, dt);
+    let mut system = setup::collision_system(
+        domain,
+        materials,
+        model,
+        particles,
+        vec![wall.clone()],
+        integrator,
+        dt,
+    );
     let steps = (4.0 * steps_per_contact) as usize;
     for _ in 0..steps {
         system.step().expect("an isolated collision stays finite");
     }
     let p = &system.particles;
-    let state = SphereState { velocity: p.velocity[0], angular_velocity: p.angular_velocity[0], radius: p.radius[0] };
+    let state = SphereState {
+        velocity: p.velocity[0],
+        angular_velocity: p.angular_velocity[0],
+        radius: p.radius[0],
+    };
     // Contact-point velocity as if touching (gap 0): u + R omega x n.
     let mut at_contact = p.position[0];
     at_contact.z = p.radius[0];
     let g = sphere_wall(at_contact, &state, &wall);
-    ObliqueResult { psi_in, psi_out: g.tangential_velocity.x, restitution: p.velocity[0].z }
+    ObliqueResult {
+        psi_in,
+        psi_out: g.tangential_velocity.x,
+        restitution: p.velocity[0].z,
+    }
 }

@@ -11,11 +11,23 @@ use silt_dem::Vec3;
 
 /// A material with the given restitution and friction.
 pub fn material(density: f64, e_dry: f64, mu_s: f64, mu_k: f64, poisson: f64) -> Material {
-    Material { name: "material".into(), density, e_dry, poisson, mu_s, mu_k }
+    Material {
+        name: "material".into(),
+        density,
+        e_dry,
+        poisson,
+        mu_s,
+        mu_k,
+    }
 }
 
 /// The seed's contact model (ACTM + spring with history), dry, with a tiny impact-speed floor.
-pub fn seed_model(materials: &[Material], collision_time: f64, min_speed: f64, gravity: f64) -> ContactModel {
+pub fn seed_model(
+    materials: &[Material],
+    collision_time: f64,
+    min_speed: f64,
+    gravity: f64,
+) -> ContactModel {
     ContactModel::new(
         NormalLaw::Actm,
         TangentialLaw::SpringHistory,
@@ -39,7 +51,12 @@ pub fn open_box(half_width: f64, height: f64) -> Domain {
 
 /// The floor z = 0.
 pub fn floor(material: usize) -> Wall {
-    Wall { point: Vec3::ZERO, normal: Vec3::Z, material, velocity: Vec3::ZERO }
+    Wall {
+        point: Vec3::ZERO,
+        normal: Vec3::Z,
+        material,
+        velocity: Vec3::ZERO,
+    }
 }
 
 /// A system without gravity for isolated collisions.
@@ -53,5 +70,15 @@ pub fn collision_system(
     dt: f64,
 ) -> DemSystem {
     let skin = 0.1 * particles.max_radius();
-    DemSystem::new(domain, Vec3::ZERO, materials, model, particles, walls, integrator, dt, skin)
+    DemSystem::new(
+        domain,
+        Vec3::ZERO,
+        materials,
+        model,
+        particles,
+        walls,
+        integrator,
+        dt,
+        skin,
+    )
 }

@@ -15,7 +15,11 @@ fn sliding_branch_follows_walton() {
         let r = run(psi_in, Integrator::SEED, 10.0);
         let expected = walton_sliding(psi_in, r.restitution);
         let error = (r.psi_out - expected) / expected;
-        println!("psi_in {psi_in}: psi_out {:.4}, Walton {expected:.4}, error {:+.3}%", r.psi_out, 100.0 * error);
+        println!(
+            "psi_in {psi_in}: psi_out {:.4}, Walton {expected:.4}, error {:+.3}%",
+            r.psi_out,
+            100.0 * error
+        );
         assert!(error.abs() < 0.02, "psi_in {psi_in}: {error}");
     }
 }
@@ -29,7 +33,11 @@ fn sticking_impacts_reverse_the_contact_point_velocity() {
 /// Total angular momentum about the origin: sum of x x m u + I omega.
 fn angular_momentum(s: &silt_dem::system::DemSystem) -> Vec3 {
     let p = &s.particles;
-    (0..p.len()).map(|i| p.position[i].cross(p.mass[i] * p.velocity[i]) + p.inertia[i] * p.angular_velocity[i]).sum()
+    (0..p.len())
+        .map(|i| {
+            p.position[i].cross(p.mass[i] * p.velocity[i]) + p.inertia[i] * p.angular_velocity[i]
+        })
+        .sum()
 }
 
 /// Runs an oblique, frictional, spinning collision of two unequal spheres; returns the drifts of linear
@@ -38,11 +46,33 @@ fn pair_collision_drifts(dt: f64) -> (f64, f64) {
     let materials = vec![setup::material(2.0, 0.7, 0.4, 0.3, 0.22)];
     let model = setup::seed_model(&materials, 0.05, 1e-9, 0.0);
     let mut particles = Particles::default();
-    particles.push(Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.3, 0.1, 0.5), 1.0, 2.0, 0, false);
-    particles.push(Vec3::new(0.4, -0.2, 1.65), Vec3::new(-0.2, 0.3, -0.6), 0.6, 3.0, 0, false);
+    particles.push(
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(0.3, 0.1, 0.5),
+        1.0,
+        2.0,
+        0,
+        false,
+    );
+    particles.push(
+        Vec3::new(0.4, -0.2, 1.65),
+        Vec3::new(-0.2, 0.3, -0.6),
+        0.6,
+        3.0,
+        0,
+        false,
+    );
     particles.angular_velocity[0] = Vec3::new(0.5, -1.0, 2.0);
     let domain = setup::open_box(5.0, 5.0);
-    let mut system = setup::collision_system(domain, materials, model, particles, vec![], Integrator::SEED, dt);
+    let mut system = setup::collision_system(
+        domain,
+        materials,
+        model,
+        particles,
+        vec![],
+        Integrator::SEED,
+        dt,
+    );
     let (p0, l0) = (momentum(&system), angular_momentum(&system));
     let mut touched = false;
     for _ in 0..(0.6 / dt) as usize {
@@ -51,7 +81,10 @@ fn pair_collision_drifts(dt: f64) -> (f64, f64) {
     }
     assert!(touched, "the spheres must collide");
     let (p1, l1) = (momentum(&system), angular_momentum(&system));
-    ((p1 - p0).length() / p0.length().max(1.0), (l1 - l0).length() / l0.length().max(1.0))
+    (
+        (p1 - p0).length() / p0.length().max(1.0),
+        (l1 - l0).length() / l0.length().max(1.0),
+    )
 }
 
 #[test]
@@ -64,5 +97,8 @@ fn pair_collisions_conserve_momentum() {
     // Torques balance exactly about the contact line; the trapezoidal position update leaves a second-order
     // time-discretisation error in x x m u, which must be small and fall as dt falls.
     assert!(angular_drift < 1e-5, "{angular_drift}");
-    assert!(angular_drift_fine < 0.5 * angular_drift, "{angular_drift} -> {angular_drift_fine}");
+    assert!(
+        angular_drift_fine < 0.5 * angular_drift,
+        "{angular_drift} -> {angular_drift_fine}"
+    );
 }

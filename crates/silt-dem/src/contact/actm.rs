@@ -56,7 +56,13 @@ pub struct ExactCollision {
 
 /// Integrates the normal-contact ODE of eq. (11) with classical RK4 on `steps` steps per estimated
 /// contact time, from zeta = 0 and zeta' = -u_in until the surfaces separate (reference for the tests).
-pub fn exact_collision(stiffness: f64, damping: f64, mass: f64, impact_speed: f64, collision_time: f64) -> ExactCollision {
+pub fn exact_collision(
+    stiffness: f64,
+    damping: f64,
+    mass: f64,
+    impact_speed: f64,
+    collision_time: f64,
+) -> ExactCollision {
     let rhs = |z: f64, v: f64| -> f64 {
         let overlap = (-z).max(0.0);
         (stiffness * overlap * overlap.sqrt() - damping * v) / mass
@@ -73,13 +79,19 @@ pub fn exact_collision(stiffness: f64, damping: f64, mass: f64, impact_speed: f6
         if z_new >= 0.0 && t > 0.0 {
             // Linear interpolation of the crossing inside the last step.
             let fraction = -z / (z_new - z);
-            return ExactCollision { restitution: (v + fraction * (v_new - v)) / impact_speed, duration: t + fraction * h };
+            return ExactCollision {
+                restitution: (v + fraction * (v_new - v)) / impact_speed,
+                duration: t + fraction * h,
+            };
         }
         z = z_new;
         v = v_new;
         t += h;
         if t > 100.0 * collision_time {
-            return ExactCollision { restitution: 0.0, duration: f64::INFINITY };
+            return ExactCollision {
+                restitution: 0.0,
+                duration: f64::INFINITY,
+            };
         }
     }
 }
@@ -94,7 +106,11 @@ mod tests {
         // R = 5, rho_p = 1.5, e = 0.83, T_c = 10, u_in = 0.1 against a wall: k_n = 153.29, d_n = 26.354, lambda = 0.05112.
         let mass = 1.5 * 4.0 / 3.0 * PI * 125.0;
         let shape = ActmShape::new(0.83, 10.0);
-        assert!((shape.lambda - 0.05112).abs() < 5e-5, "lambda = {}", shape.lambda);
+        assert!(
+            (shape.lambda - 0.05112).abs() < 5e-5,
+            "lambda = {}",
+            shape.lambda
+        );
         let k = shape.stiffness(mass, 0.1);
         let d = shape.damping(mass);
         assert!((k / 153.29 - 1.0).abs() < 1e-3, "k_n = {k}");
@@ -104,13 +120,31 @@ mod tests {
     #[test]
     fn exact_ode_restitution_matches_the_published_errors() {
         // Ray et al. (2015) fit: e reproduced to 0.0% (e >= 0.9), -0.13% (0.7), -1.2% (0.5).
-        for (e, expected_error, tolerance) in [(0.97, 0.0, 1e-3), (0.9, 0.0, 1.5e-3), (0.7, -0.0013, 1.5e-3), (0.5, -0.012, 3e-3)] {
+        for (e, expected_error, tolerance) in [
+            (0.97, 0.0, 1e-3),
+            (0.9, 0.0, 1.5e-3),
+            (0.7, -0.0013, 1.5e-3),
+            (0.5, -0.012, 3e-3),
+        ] {
             let shape = ActmShape::new(e, 1.0);
             let mass = 2.0;
-            let exact = exact_collision(shape.stiffness(mass, 0.3), shape.damping(mass), mass, 0.3, 1.0);
+            let exact = exact_collision(
+                shape.stiffness(mass, 0.3),
+                shape.damping(mass),
+                mass,
+                0.3,
+                1.0,
+            );
             let error = exact.restitution / e - 1.0;
-            assert!((error - expected_error).abs() < tolerance, "e = {e}: relative error {error}");
-            assert!((exact.duration - 1.0).abs() < 0.05, "e = {e}: duration {}", exact.duration);
+            assert!(
+                (error - expected_error).abs() < tolerance,
+                "e = {e}: relative error {error}"
+            );
+            assert!(
+                (exact.duration - 1.0).abs() < 0.05,
+                "e = {e}: duration {}",
+                exact.duration
+            );
         }
     }
 }

@@ -25,6 +25,13 @@ pub fn hertz_factor(gap: f64, effective_radius: f64) -> f64 {
 
 /// Normal force on p along -n: sqrt(delta R_eff) (k_n delta + m_eff gamma_n g_cp.n).
 #[inline]
-pub fn normal_force_magnitude(c: &HertzCoefficients, gap: f64, normal_speed: f64, effective_mass: f64, effective_radius: f64) -> f64 {
-    hertz_factor(gap, effective_radius) * (c.k_n * (-gap) + effective_mass * c.gamma_n * normal_speed)
+pub fn normal_force_magnitude(
+    c: &HertzCoefficients,
+    gap: f64,
+    normal_speed: f64,
+    effective_mass: f64,
+    effective_radius: f64,
+) -> f64 {
+    hertz_factor(gap, effective_radius)
+        * (c.k_n * (-gap) + effective_mass * c.gamma_n * normal_speed)
 }

@@ -18,9 +18,19 @@ pub struct Lubrication {
 impl Lubrication {
     /// Force on p along -n: 6 pi rho_f nu_f R_eff^2 g_cp.n / max(zeta_n, zeta_min) (eq. 9).
     #[inline]
-    pub fn force_magnitude(&self, gap: f64, normal_speed: f64, effective_radius: f64, smaller_radius: f64) -> f64 {
+    pub fn force_magnitude(
+        &self,
+        gap: f64,
+        normal_speed: f64,
+        effective_radius: f64,
+        smaller_radius: f64,
+    ) -> f64 {
         let zeta_min = self.roughness_ratio * smaller_radius;
-        6.0 * std::f64::consts::PI * self.fluid_density * self.kinematic_viscosity * effective_radius * effective_radius
+        6.0 * std::f64::consts::PI
+            * self.fluid_density
+            * self.kinematic_viscosity
+            * effective_radius
+            * effective_radius
             * normal_speed
             / gap.max(zeta_min)
     }
@@ -38,7 +48,12 @@ mod tests {
     use std::f64::consts::PI;
 
     fn lub() -> Lubrication {
-        Lubrication { fluid_density: 1000.0, kinematic_viscosity: 1e-6, range: 0.2, roughness_ratio: 3e-3 }
+        Lubrication {
+            fluid_density: 1000.0,
+            kinematic_viscosity: 1e-6,
+            range: 0.2,
+            roughness_ratio: 3e-3,
+        }
     }
 
     #[test]
@@ -48,7 +63,10 @@ mod tests {
         let f = l.force_magnitude(0.1, 0.01, 1.0, 1.0);
         assert!((f - 6.0 * PI * 1e-3 * 0.01 / 0.1).abs() < 1e-15);
         // Below zeta_min the force is held constant.
-        assert_eq!(l.force_magnitude(1e-4, 0.01, 1.0, 1.0), l.force_magnitude(3e-3, 0.01, 1.0, 1.0));
+        assert_eq!(
+            l.force_magnitude(1e-4, 0.01, 1.0, 1.0),
+            l.force_magnitude(3e-3, 0.01, 1.0, 1.0)
+        );
         // Separating surfaces are pulled back (force sign follows the velocity).
         assert!(l.force_magnitude(0.1, -0.01, 1.0, 1.0) < 0.0);
         assert!(l.acts_at(0.2) && !l.acts_at(0.2000001) && !l.acts_at(0.0));

@@ -64,7 +64,11 @@ pub enum EnduringContact {
     /// Dry runs: a fixed minimum impact speed.
     MinimumSpeed(f64),
     /// Wet runs: u_in,crit = 9 St_crit rho_f nu_f / (rho_p D_p) (eq. 24).
-    Stokes { st_crit: f64, fluid_density: f64, kinematic_viscosity: f64 },
+    Stokes {
+        st_crit: f64,
+        fluid_density: f64,
+        kinematic_viscosity: f64,
+    },
 }
 
 /// Coefficients that depend only on the two materials and T_c, precomputed once.
@@ -182,10 +186,17 @@ impl ContactModel {
     pub fn critical_impact_speed(&self, sides: &[Side; 2]) -> f64 {
         match self.enduring {
             EnduringContact::MinimumSpeed(speed) => speed,
-            EnduringContact::Stokes { st_crit, fluid_density, kinematic_viscosity } => sides
+            EnduringContact::Stokes {
+                st_crit,
+                fluid_density,
+                kinematic_viscosity,
+            } => sides
                 .iter()
                 .filter(|s| s.free)
-                .map(|s| 9.0 * st_crit * fluid_density * kinematic_viscosity / (s.density * 2.0 * s.radius))
+                .map(|s| {
+                    9.0 * st_crit * fluid_density * kinematic_viscosity
+                        / (s.density * 2.0 * s.radius)
+                })
                 .fold(0.0, f64::max),
         }
     }
@@ -207,7 +218,9 @@ impl ContactModel {
         if impact_speed >= critical && impact_speed > 0.0 {
             (shape.stiffness(pair.effective_mass, impact_speed), damping)
         } else {
-            let stiffness = shape.stiffness(pair.effective_mass, critical).max(self.weight_stiffness(&pair.sides));
+            let stiffness = shape
+                .stiffness(pair.effective_mass, critical)
+                .max(self.weight_stiffness(&pair.sides));
             (stiffness, damping)
         }
     }
@@ -227,8 +240,16 @@ impl ContactModel {
                 *state = ContactState::default();
             }
             let lubrication = self.lubrication.filter(|l| l.acts_at(g.gap))?;
-            let magnitude = lubrication.force_magnitude(g.gap, g.normal_speed, pair.effective_radius, pair.smaller_radius);
-            return Some(ContactForce { force_on_p: -magnitude * g.normal, ..ContactForce::default() });
+            let magnitude = lubrication.force_magnitude(
+                g.gap,
+                g.normal_speed,
+                pair.effective_radius,
+                pair.smaller_radius,
+            );
+            return Some(ContactForce {
+                force_on_p: -magnitude * g.normal,
+                ..ContactForce::default()
+            });
         }
 
         let m_eff = pair.effective_mass;
@@ -255,7 +276,13 @@ impl ContactModel {
                 g.gap,
                 g.normal_speed,
             ),
-            NormalLaw::Hertz(h) => hertz::normal_force_magnitude(&h, g.gap, g.normal_speed, m_eff, pair.effective_radius),
+            NormalLaw::Hertz(h) => hertz::normal_force_magnitude(
+                &h,
+                g.gap,
+                g.normal_speed,
+                m_eff,
+                pair.effective_radius,
+            ),
         };
         if update.track_contacts && !state.touching {
             state.touching = true;
@@ -273,15 +300,41 @@ impl ContactModel {
                     mu_static: c.materials.mu_s,
                     mu_kinetic: c.materials.mu_k,
                 };
-                tangential::spring_history_force(&spring, g, normal_magnitude, state, update.spring_increment)
+                tangential::spring_history_force(
+                    &spring,
+                    g,
+                    normal_magnitude,
+                    state,
+                    update.spring_increment,
+                )
             }
             TangentialLaw::ShearHistory => {
                 let (k_t, gamma_t, area_factor) = match self.normal {
-                    NormalLaw::Hertz(h) => (h.k_t, h.gamma_t, hertz::hertz_factor(g.gap, pair.effective_radius)),
-                    _ => (m_eff * c.tangential_stiffness_per_mass, c.tangential_damping_per_mass, 1.0),
+                    NormalLaw::Hertz(h) => (
+                        h.k_t,
+                        h.gamma_t,
+                        hertz::hertz_factor(g.gap, pair.effective_radius),
+                    ),
+                    _ => (
+                        m_eff * c.tangential_stiffness_per_mass,
+                        c.tangential_damping_per_mass,
+                        1.0,
+                    ),
                 };
-                let shear = ShearHistoryCoefficients { k_t, gamma_t, mu: c.materials.mu_k, effective_mass: m_eff, area_factor };
-                tangential::shear_history_force(&shear, g, normal_magnitude, state, update.spring_increment)
+                let shear = ShearHistoryCoefficients {
+                    k_t,
+                    gamma_t,
+                    mu: c.materials.mu_k,
+                    effective_mass: m_eff,
+                    area_factor,
+                };
+                tangential::shear_history_force(
+                    &shear,
+                    g,
+                    normal_magnitude,
+                    state,
+                    update.spring_increment,
+                )
             }
         };
 
@@ -299,12 +352,14 @@ impl ContactModel {
 
 fn pair_coefficients(materials: MaterialPair, collision_time: f64) -> PairCoefficients {
     let ln_e = materials.e_dry.ln();
-    let tangential_stiffness_per_mass = materials.kappa() * PI * PI / (collision_time * collision_time);
+    let tangential_stiffness_per_mass =
+        materials.kappa() * PI * PI / (collision_time * collision_time);
     PairCoefficients {
         materials,
         actm: ActmShape::new(materials.e_dry, collision_time),
         tangential_stiffness_per_mass,
-        tangential_damping_per_mass: 2.0 * tangential_stiffness_per_mass.sqrt() * (-ln_e) / (PI * PI + ln_e * ln_e).sqrt(),
+        tangential_damping_per_mass: 2.0 * tangential_stiffness_per_mass.sqrt() * (-ln_e)
+            / (PI * PI + ln_e * ln_e).sqrt(),
         linear_stiffness_per_mass: linear::stiffness(1.0, materials.e_dry, collision_time),
         linear_damping_per_mass: linear::damping(1.0, materials.e_dry, collision_time),
     }

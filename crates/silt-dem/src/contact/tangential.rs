@@ -48,7 +48,11 @@ pub fn spring_history_force(
     let limit_static = c.mu_static * normal_force.abs();
     let limit_kinetic = c.mu_kinetic * normal_force.abs();
     // Static/kinetic switch (eq. 17): stick until mu_s is exceeded, then slide on mu_k until F_t,LS drops below it.
-    let sliding = if state.sliding { trial_magnitude >= limit_kinetic } else { trial_magnitude > limit_static };
+    let sliding = if state.sliding {
+        trial_magnitude >= limit_kinetic
+    } else {
+        trial_magnitude > limit_static
+    };
     let force = if sliding && trial_magnitude > 0.0 {
         let direction = trial / trial_magnitude;
         let force = limit_kinetic * direction;
@@ -96,7 +100,11 @@ pub fn shear_history_force(
     let magnitude = force.length();
     let sliding = magnitude > limit;
     if sliding {
-        let ratio = if magnitude > 0.0 { limit / magnitude } else { 0.0 };
+        let ratio = if magnitude > 0.0 {
+            limit / magnitude
+        } else {
+            0.0
+        };
         shear = ratio * (shear + damping / c.k_t) - damping / c.k_t;
         force *= ratio;
     }
