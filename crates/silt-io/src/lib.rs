@@ -3,6 +3,9 @@
 
 pub mod atomic;
 pub mod csv_series;
+pub mod derived;
 pub mod placement;
 pub mod pvd;
+pub mod scene;
+pub mod simulation;
 pub mod vtk;

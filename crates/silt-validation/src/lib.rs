@@ -2,6 +2,9 @@
 //! `silt validate`, which also writes plots and tables. Sources, reference numbers and tolerances are kept
 //! beside each case in `validation/<case>/`.
 
+pub mod bench_dem;
 pub mod normal_collision;
 pub mod oblique_collision;
+pub mod report;
+pub mod settled_bed;
 pub mod setup;

@@ -1,0 +1,72 @@
+//! Progress display: a bar with rate and ETA on a terminal, plain log lines otherwise.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::time::{Duration, Instant};
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    plain: bool,
+    start: Instant,
+    last_log: Instant,
+    first_step: u64,
+    end_step: u64,
+    particles: usize,
+}
+
+impl Progress {
+    pub fn new(
+        quiet: bool,
+        terminal: bool,
+        first_step: u64,
+        end_step: u64,
+        particles: usize,
+    ) -> Self {
+        let bar = (!quiet && terminal).then(|| {
+            let bar = ProgressBar::new(end_step);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} steps  {per_sec}  ETA {eta}  {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.set_position(first_step);
+            bar
+        });
+        let now = Instant::now();
+        Progress {
+            bar,
+            plain: !quiet && !terminal,
+            start: now,
+            last_log: now,
+            first_step,
+            end_step,
+            particles,
+        }
+    }
+
+    pub fn update(&mut self, step: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(step);
+        } else if self.plain
+            && (self.last_log.elapsed() >= Duration::from_secs(5) || step == self.end_step)
+        {
+            self.last_log = Instant::now();
+            let elapsed = self.start.elapsed().as_secs_f64();
+            let done = (step - self.first_step) as f64;
+            let rate = done / elapsed.max(1e-9);
+            let remaining = (self.end_step - step) as f64 / rate.max(1e-9);
+            eprintln!(
+                "step {step}/{} ({:.1}%), {rate:.0} steps/s, {:.2} us per particle-step, ETA {remaining:.0} s",
+                self.end_step,
+                100.0 * step as f64 / self.end_step.max(1) as f64,
+                1e6 / (rate * self.particles as f64).max(1e-9)
+            );
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! `silt validate` and `silt bench`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(case: Option<&str>, output: &Path, quick: bool, list: bool) -> ExitCode {
+    let cases = silt_validation::report::CASES;
+    if list {
+        for c in cases {
+            println!("{:22} {}", c.name, c.description);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let selected: Vec<_> = match case {
+        None | Some("all") => cases.iter().collect(),
+        Some(name) => match cases.iter().find(|c| c.name == name) {
+            Some(c) => vec![c],
+            None => {
+                let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+                eprintln!(
+                    "error: no validation case is named \"{name}\"; available: {}",
+                    names.join(", ")
+                );
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let mut all_passed = true;
+    for c in selected {
+        eprintln!("validate: {} ...", c.name);
+        match (c.run)(output, quick) {
+            Ok(report) => {
+                println!("{}", report.summary());
+                all_passed &= report.passed;
+            }
+            Err(e) => {
+                eprintln!("error: {}: {e}", c.name);
+                all_passed = false;
+            }
+        }
+    }
+    if all_passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+pub fn bench(name: &str, quick: bool) -> ExitCode {
+    match name {
+        "dem" => bench_dem(quick),
+        other => {
+            eprintln!("error: no benchmark is named \"{other}\"; available: dem");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The LAMMPS settling problem (`../shared/peers/lammps-settle.in`) with the LAMMPS law and the seed's model.
+fn bench_dem(quick: bool) -> ExitCode {
+    use silt_validation::bench_dem::{run, BenchOptions};
+    let mut options = BenchOptions::default();
+    if quick {
+        options.lattice = [8, 8, 8];
+        options.settle_steps = 2_000;
+        options.timed_steps = 200;
+        options.seed_model_steps = 20;
+    }
+    let report = run(&options, &mut |line: &str| eprintln!("bench: {line}"));
+    println!(
+        "Silt DEM benchmark: {} particles, {}",
+        report.particles, report.machine
+    );
+    println!(
+        "| law | threads | ms/step | us/particle-step | evaluations/step | ms/evaluation | contacts/particle | max centre z | p99 z+r |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &report.rows {
+        println!(
+            "| {} | {} | {:.3} | {:.4} | {} | {:.3} | {:.2} | {:.3} | {:.3} |",
+            r.law,
+            r.threads,
+            r.ms_per_step,
+            r.us_per_particle_step,
+            r.evaluations_per_step,
+            r.ms_per_evaluation,
+            r.contacts_per_particle,
+            r.bed_top_max_centre_z,
+            r.bed_top_p99
+        );
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,191 @@
+//! Scene files: every malformed or non-physical scene gives one clear error naming the file and the key,
+//! and no scene makes Silt panic.
+
+use silt_io::scene::Scene;
+use std::path::Path;
+
+/// A small valid scene that each case below breaks in one place.
+const BASE: &str = r#"
+[simulation]
+dt = 1e-5
+end_time = 0.01
+gravity = [0.0, 0.0, -9.81]
+
+[domain]
+min = [0.0, 0.0, 0.0]
+max = [0.01, 0.01, 0.02]
+periodic = [true, true, false]
+
+[[material]]
+name = "glass"
+density = 2500.0
+e_dry = 0.9
+mu_s = 0.8
+mu_k = 0.15
+
+[contact]
+min_impact_velocity = 0.01
+
+[[wall]]
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+material = "glass"
+
+[[particles]]
+material = "glass"
+count = 20
+region = { min = [0.0, 0.0, 0.0], max = [0.01, 0.01, 0.01] }
+diameter = { distribution = "gaussian", mean = 0.001, std = 0.0001 }
+"#;
+
+fn error_of(text: &str) -> String {
+    let path = Path::new("broken.toml");
+    match Scene::parse(text, path).and_then(|s| s.build().map(|_| ())) {
+        Ok(()) => panic!("the scene should be refused:\n{text}"),
+        Err(e) => {
+            assert_eq!(e.file, path);
+            e.to_string()
+        }
+    }
+}
+
+fn replace(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "{from}");
+    BASE.replacen(from, to, 1)
+}
+
+#[test]
+fn the_base_scene_is_valid() {
+    let scene = Scene::parse(BASE, Path::new("base.toml")).unwrap();
+    let system = scene.build().unwrap();
+    assert_eq!(system.particles.len(), 20);
+}
+
+#[test]
+fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
+    let cases: Vec<(String, &str, &str)> = vec![
+        (format!("{BASE}\n[extra]\nx = 1\n"), "extra", "unknown field"),
+        (replace("dt = 1e-5", "dt = 1e-5\ntimestep = 2"), "simulation.timestep", "unknown field"),
+        (replace("dt = 1e-5", "dt = \"small\""), "simulation.dt", "invalid type"),
+        (replace("dt = 1e-5", "dt = -1e-5"), "simulation.dt", "> 0"),
+        (replace("dt = 1e-5", "dt = nan"), "simulation.dt", "> 0"),
+        (replace("e_dry = 0.9", "e_dry = 1.5"), "material[0].e_dry", "(0, 1]"),
+        (replace("e_dry = 0.9", "e_dry = 0.0"), "material[0].e_dry", "(0, 1]"),
+        (replace("mu_k = 0.15", "mu_k = 0.9"), "material[0].mu_k", "mu_s"),
+        (replace("density = 2500.0", "density = 0.0"), "material[0].density", "> 0"),
+        (replace("mean = 0.001", "mean = -0.001"), "particles[0].diameter.mean", "> 0"),
+        (replace("std = 0.0001", "std = -0.0001"), "particles[0].diameter.std", "[0, 0.3 mean]"),
+        (replace("distribution = \"gaussian\"", "distribution = \"lognormal\""), "particles[0].diameter.distribution", "allowed"),
+        (replace("material = \"glass\"\ncount", "material = \"sand\"\ncount"), "particles[0].material", "\"glass\""),
+        (replace("min_impact_velocity = 0.01", "normal = \"actm\""), "contact.min_impact_velocity", "required"),
+        (replace("min_impact_velocity = 0.01", "min_impact_velocity = 0.01\nnormal = \"hooke\""), "contact.normal", "\"actm\""),
+        (replace("count = 20", "count = 0"), "particles[0].count", "at least 1"),
+        (replace("count = 20", "count = 100000"), "particles[0].count", "fit in the region"),
+        (replace("max = [0.01, 0.01, 0.01]", "max = [0.01, 0.01, 0.05]"), "particles[0].region", "inside the domain"),
+        (
+            replace("max = [0.01, 0.01, 0.02]", "max = [0.002, 0.002, 0.02]")
+                .replace("max = [0.01, 0.01, 0.01]", "max = [0.002, 0.002, 0.01]")
+                .replace("count = 20", "count = 2"),
+            "domain.max",
+            "periodic length",
+        ),
+        (replace("normal = [0.0, 0.0, 1.0]", "normal = [0.0, 0.0, 0.0]"), "wall[0].normal", "non-zero"),
+        (format!("{BASE}\n[output]\ntrack = [25]\n"), "output.track", "does not exist"),
+        (replace("[simulation]", "[simulation\n"), "", "line 2, column 12"),
+        (String::new(), "", "missing field"),
+        (
+            replace(
+                "count = 20\nregion = { min = [0.0, 0.0, 0.0], max = [0.01, 0.01, 0.01] }\ndiameter = { distribution = \"gaussian\", mean = 0.001, std = 0.0001 }",
+                "positions = [[0.005, 0.005, 0.002], [0.0055, 0.005, 0.002]]\ndiameters = [0.001, 0.001]",
+            ),
+            "particles[0]",
+            "overlap",
+        ),
+        (
+            replace(
+                "count = 20\nregion = { min = [0.0, 0.0, 0.0], max = [0.01, 0.01, 0.01] }\ndiameter = { distribution = \"gaussian\", mean = 0.001, std = 0.0001 }",
+                "positions = [[0.005, 0.005, 0.03]]\ndiameters = [0.001]",
+            ),
+            "particles[0].positions[0]",
+            "outside the domain",
+        ),
+        (
+            replace(
+                "count = 20\nregion = { min = [0.0, 0.0, 0.0], max = [0.01, 0.01, 0.01] }\ndiameter = { distribution = \"gaussian\", mean = 0.001, std = 0.0001 }",
+                "positions = [[0.005, 0.005, 0.0002]]\ndiameters = [0.001]",
+            ),
+            "particles[0]",
+            "overlaps wall[0]",
+        ),
+        (
+            replace(
+                "count = 20\nregion = { min = [0.0, 0.0, 0.0], max = [0.01, 0.01, 0.01] }\ndiameter = { distribution = \"gaussian\", mean = 0.001, std = 0.0001 }",
+                "positions = [[0.005, 0.005, 0.002]]\ndiameters = [-0.001]",
+            ),
+            "particles[0].diameters[0]",
+            "> 0",
+        ),
+        (
+            replace("min_impact_velocity = 0.01", "normal = \"hertz\"\ntangential = \"shear-history\"\nhertz = { k_n = 1e9, gamma_n = 0.0 }")
+                .replace("dt = 1e-5", "dt = 1e-3"),
+            "simulation.dt",
+            "too large",
+        ),
+    ];
+    for (text, key, hint) in cases {
+        let message = error_of(&text);
+        println!("{message}");
+        assert!(message.starts_with("broken.toml"), "{message}");
+        if !key.is_empty() {
+            assert!(
+                message.contains(&format!("key `{key}`")),
+                "expected key {key}: {message}"
+            );
+        }
+        assert!(message.contains(hint), "expected '{hint}' in: {message}");
+    }
+}
+
+/// Values that stress the parser and the checks: none of them may make Silt panic.
+const NASTY_VALUES: &[&str] = &[
+    "-1",
+    "0",
+    "1e308",
+    "-1e308",
+    "nan",
+    "inf",
+    "\"x\"",
+    "[]",
+    "true",
+    "{}",
+    "[1, 2]",
+    "1e-300",
+    "18446744073709551615",
+];
+
+#[test]
+fn no_scene_makes_silt_panic() {
+    let lines: Vec<&str> = BASE.lines().collect();
+    let mut checked = 0;
+    for (i, line) in lines.iter().enumerate() {
+        // Drop the line.
+        let mut without = lines.clone();
+        without.remove(i);
+        let _ = Scene::parse(&without.join("\n"), Path::new("fuzz.toml"))
+            .and_then(|s| s.build().map(|_| ()));
+        checked += 1;
+        // Replace its value.
+        if let Some((key, _)) = line.split_once(" = ") {
+            for value in NASTY_VALUES {
+                let mut changed = lines.clone();
+                let replaced = format!("{key} = {value}");
+                changed[i] = &replaced;
+                let text = changed.join("\n");
+                let _ =
+                    Scene::parse(&text, Path::new("fuzz.toml")).and_then(|s| s.build().map(|_| ()));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100);
+}
