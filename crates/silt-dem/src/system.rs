@@ -471,3 +471,34 @@ impl DemSystem {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contact::{EnduringContact, NormalLaw, TangentialLaw};
+
+    #[test]
+    fn non_finite_state_is_reported_with_particle_and_time() {
+        let materials = vec![Material { name: "m".into(), density: 1.0, e_dry: 0.9, poisson: 0.2, mu_s: 0.5, mu_k: 0.4 }];
+        let model = ContactModel::new(
+            NormalLaw::Linear,
+            TangentialLaw::SpringHistory,
+            &materials,
+            0.01,
+            EnduringContact::MinimumSpeed(0.01),
+            1e-3,
+            0.0,
+            None,
+        );
+        let mut particles = Particles::default();
+        particles.push(Vec3::splat(2.0), Vec3::ZERO, 0.5, 1.0, 0, false);
+        particles.push(Vec3::splat(5.0), Vec3::ZERO, 0.5, 1.0, 0, false);
+        particles.velocity[1] = Vec3::new(f64::NAN, 0.0, 0.0);
+        let domain = Domain { min: Vec3::ZERO, max: Vec3::splat(8.0), periodic: [false; 3] };
+        let mut system =
+            DemSystem::new(domain, Vec3::ZERO, materials, model, particles, vec![], Integrator::SEED, 1e-3, 0.1);
+        let err = system.step().unwrap_err();
+        assert!(matches!(err, StepError::NonFinite { particle: 1, quantity: "position", .. }), "{err:?}");
+        assert!(err.to_string().contains("particle 1"));
+    }
+}

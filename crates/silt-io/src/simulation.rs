@@ -48,7 +48,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
 }
 
 const CHECKPOINT_FORMAT: u32 = 1;
-const DIAGNOSTIC_COLUMNS: [&str; 9] = [
+const DIAGNOSTIC_COLUMNS: [&str; 8] = [
     "time",
     "step",
     "kinetic_energy",
@@ -57,7 +57,6 @@ const DIAGNOSTIC_COLUMNS: [&str; 9] = [
     "contacts",
     "wall_contacts",
     "sliding_contacts",
-    "neighbor_rebuilds",
 ];
 const TRACK_COLUMNS: [&str; 11] = [
     "time", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz", "contacts",
@@ -237,6 +236,10 @@ impl Simulation {
             }
             progress(step, self.end_step);
         }
+        // A run stopped early leaves a checkpoint of where it stopped, for `--resume`.
+        if self.system.step_count % self.checkpoint_every != 0 && self.system.step_count != self.end_step {
+            self.write_checkpoint()?;
+        }
         Ok(RunSummary {
             steps: self.system.step_count - first_step,
             time: self.system.time(),
@@ -326,7 +329,6 @@ impl Simulation {
             stats.pair_contacts as f64,
             stats.wall_contacts as f64,
             stats.sliding_contacts as f64,
-            s.neighbors.rebuilds as f64,
         ];
         let path = self.diagnostics.path().to_path_buf();
         self.diagnostics.push(&row).map_err(io_error(&path))?;

@@ -1,0 +1,90 @@
+//! The `silt` command as a user runs it: exit codes, messages and output files.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn silt(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_silt")).args(args).current_dir(dir).output().expect("silt runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn default_scene_checks_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = silt(&["check"], dir.path());
+    assert!(check.status.success(), "{}", stderr(&check));
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(report.contains("particles        800"), "{report}");
+    assert!(report.contains("contact time"), "{report}");
+
+    let run = silt(&["run", "-o", "out", "--until", "0.0002", "--threads", "2"], dir.path());
+    assert!(run.status.success(), "{}", stderr(&run));
+    for file in ["out/particles.pvd", "out/diagnostics.csv", "out/track_0.csv", "out/checkpoint.bin", "out/particles/particles_000000.vtp"] {
+        assert!(dir.path().join(file).exists(), "{file} missing; stderr: {}", stderr(&run));
+    }
+    // Resume to a later time: continues from the checkpoint written at the stop.
+    let resumed = silt(&["run", "-o", "out", "--resume", "--until", "0.0003"], dir.path());
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+}
+
+#[test]
+fn bad_scene_exits_with_code_2_and_names_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let default = silt(&["default-scene"], dir.path());
+    let text = String::from_utf8_lossy(&default.stdout).replace("e_dry = 0.9", "e_dry = 1.9");
+    std::fs::write(dir.path().join("bad.toml"), text).unwrap();
+    for command in ["run", "check"] {
+        let out = silt(&[command, "bad.toml"], dir.path());
+        assert_eq!(out.status.code(), Some(2));
+        let message = stderr(&out);
+        assert!(message.contains("bad.toml: key `material[0].e_dry`: 1.9 is not allowed"), "{message}");
+        assert!(!message.contains("panicked"), "{message}");
+    }
+    let missing = silt(&["run", "missing.toml"], dir.path());
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("missing.toml: cannot read the scene file"));
+    let no_checkpoint = silt(&["run", "bad.toml", "--resume"], dir.path());
+    assert_eq!(no_checkpoint.status.code(), Some(2));
+}
+
+#[test]
+fn a_run_that_fails_stops_with_a_message_and_keeps_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    // One sphere shot upwards out of a box without a lid.
+    let scene = r#"
+[simulation]
+dt = 1e-4
+end_time = 1.0
+integrator = "velocity-verlet"
+[domain]
+min = [0.0, 0.0, 0.0]
+max = [0.01, 0.01, 0.01]
+periodic = [true, true, false]
+[[material]]
+name = "steel"
+density = 7800.0
+e_dry = 0.97
+mu_s = 0.2
+mu_k = 0.1
+[contact]
+normal = "linear"
+min_impact_velocity = 0.01
+[[particles]]
+material = "steel"
+positions = [[0.005, 0.005, 0.005]]
+diameters = [0.001]
+velocity = [0.0, 0.0, 1.0]
+[output]
+interval = 0.001
+"#;
+    std::fs::write(dir.path().join("escape.toml"), scene).unwrap();
+    let out = silt(&["run", "escape.toml", "-o", "out"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let message = stderr(&out);
+    assert!(message.contains("particle 0 left the domain at t = "), "{message}");
+    let rows = std::fs::read_to_string(dir.path().join("out/diagnostics.csv")).unwrap();
+    assert!(rows.lines().count() >= 5, "the output before the failure is kept: {rows}");
+}
