@@ -237,7 +237,7 @@ fn sample_in(rng: &mut impl Rng, (a, b): (f64, f64)) -> f64 {
 /// the first site sits half a spacing inside the corner. Returns at most `count` sites.
 pub fn lattice_positions(region: (Vec3, Vec3), spacing: f64, count: usize) -> Vec<Vec3> {
     let (lo, hi) = region;
-    let n = [0, 1, 2].map(|a| (((hi[a] - lo[a]) / spacing + 1e-9).floor() as usize).max(0));
+    let n = [0, 1, 2].map(|a| ((hi[a] - lo[a]) / spacing + 1e-9).floor() as usize);
     let mut out = Vec::new();
     'outer: for k in 0..n[2] {
         for j in 0..n[1] {

@@ -228,16 +228,16 @@ impl Simulation {
         while self.system.step_count < until {
             self.system.step().map_err(RunError::Diverged)?;
             let step = self.system.step_count;
-            if step % self.output_every == 0 || step == self.end_step {
+            if step.is_multiple_of(self.output_every) || step == self.end_step {
                 self.write_output()?;
             }
-            if step % self.checkpoint_every == 0 || step == self.end_step {
+            if step.is_multiple_of(self.checkpoint_every) || step == self.end_step {
                 self.write_checkpoint()?;
             }
             progress(step, self.end_step);
         }
         // A run stopped early leaves a checkpoint of where it stopped, for `--resume`.
-        if self.system.step_count % self.checkpoint_every != 0 && self.system.step_count != self.end_step {
+        if !self.system.step_count.is_multiple_of(self.checkpoint_every) && self.system.step_count != self.end_step {
             self.write_checkpoint()?;
         }
         Ok(RunSummary {
