@@ -61,6 +61,10 @@ pub fn contact_statistics(system: &DemSystem) -> ContactStatistics {
     };
     for pair in 0..list.pair_count() {
         let (i, j) = (list.first[pair] as usize, list.second[pair] as usize);
+        // Two fixed spheres never interact (the pair loop skips them).
+        if p.fixed[i] && p.fixed[j] {
+            continue;
+        }
         let distance = system
             .domain
             .separation(p.position[i], p.position[j])
@@ -77,7 +81,7 @@ pub fn contact_statistics(system: &DemSystem) -> ContactStatistics {
         }
     }
     let wall_count = system.walls.len();
-    for i in 0..p.len() {
+    for i in (0..p.len()).filter(|&i| !p.fixed[i]) {
         for (w, wall) in system.walls.iter().enumerate() {
             let gap = wall.distance(p.position[i]) - p.radius[i];
             if gap <= 0.0 {

@@ -148,8 +148,10 @@ pub fn run(c: &Collision) -> CollisionResult {
                 if g > 0.0 {
                     release_time = Some(t_before + dt * previous_gap / (previous_gap - g));
                 }
-            } else if t - release_time.unwrap() > collision_time {
-                break;
+            } else if let Some(release) = release_time {
+                if t - release > collision_time {
+                    break;
+                }
             }
         }
         previous_gap = g;

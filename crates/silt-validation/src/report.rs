@@ -3,6 +3,7 @@
 
 use crate::normal_collision::{self, Collision, Partner};
 use crate::oblique_collision;
+use crate::settled_bed::{self, BedOptions};
 use silt_dem::integrator::Integrator;
 use silt_report::{write_png, Axis, Plot, Series, Style, Table};
 use std::path::{Path, PathBuf};
@@ -67,6 +68,11 @@ pub const CASES: &[Case] = &[
         name: "oblique-collisions",
         description: "oblique wall impacts against Walton's model with Foerster's glass (seed sec. 5.1)",
         run: oblique_collisions,
+    },
+    Case {
+        name: "settled-bed",
+        description: "a dry polydisperse bed (2,000 spheres) settles to rest: kinetic energy, overlaps, solid fraction",
+        run: settled_bed_case,
     },
 ];
 
@@ -345,6 +351,55 @@ fn oblique_collisions(out: &Path, quick: bool) -> Result<CaseReport, String> {
         tables: vec![("psi_out vs psi_in (sliding branch psi_in >= 1.5 within 2%)".into(), table)],
         figures,
         notes: vec!["Source: Foerster et al. (1994) via the seed sec. 5.1; Walton's model. The constant offset of about -0.008 in psi_out comes from the Coulomb limit acting on |F_n| while the ACTM normal force turns slightly adhesive at the end of the contact (about 1% more tangential impulse than mu (1+e) m u_n).".into()],
+    };
+    report.write(&dir)?;
+    Ok(report)
+}
+
+fn settled_bed_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
+    let dir = case_dir(out, "settled-bed")?;
+    let options = if quick { BedOptions::quick() } else { BedOptions::full() };
+    let r = settled_bed::run(&options, &mut |line: &str| eprintln!("settled-bed: {line}"));
+    let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
+    let mut table = Table::new(["criterion", "measured", "required", "met"].map(String::from).to_vec());
+    table.push_row(vec![
+        "final / peak kinetic energy".into(),
+        format!("{:.2e}", r.kinetic_energy_ratio()),
+        format!("<= {:.0e}", settled_bed::REST_RATIO),
+        yes(r.at_rest()),
+    ]);
+    table.push_row(vec![
+        "max overlap / R at rest".into(),
+        format!("{:.3e}", r.max_overlap),
+        format!("<= {:.3e} (enduring-contact bound for this bed)", r.overlap_limit),
+        yes(r.respects_overlap_bound()),
+    ]);
+    table.push_row(vec![
+        "solid fraction (slab away from floor and surface)".into(),
+        format!("{:.4}", r.solid_fraction),
+        format!("{} .. {}", settled_bed::SOLID_FRACTION_RANGE.0, settled_bed::SOLID_FRACTION_RANGE.1),
+        yes(r.solid_fraction_in_range()),
+    ]);
+    let passed = r.at_rest() && r.respects_overlap_bound() && r.solid_fraction_in_range();
+    let figures = vec![png(
+        &dir,
+        "kinetic-energy.png",
+        &Plot {
+            title: format!("Settling of {} polydisperse spheres (sigma = 0.1 D)", r.particles),
+            x: Axis::linear("t / sqrt(D/g)"),
+            y: Axis::log("kinetic energy / m g D"),
+            series: vec![Series::new("total kinetic energy", r.kinetic_energy.clone(), Style::Line)],
+        },
+    )?];
+    let report = CaseReport {
+        name: "settled-bed".into(),
+        passed,
+        tables: vec![("Settled bed".into(), table)],
+        figures,
+        notes: vec![
+            "Source: the issue's criteria; Biegert et al. (2017) sec. 4.5, 5, 6. Setup and derivation of the overlap bound: validation/settled-bed/README.md.".into(),
+            format!("```\n{}\n```", r.summary()),
+        ],
     };
     report.write(&dir)?;
     Ok(report)
