@@ -4,7 +4,11 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn silt(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_silt")).args(args).current_dir(dir).output().expect("silt runs")
+    Command::new(env!("CARGO_BIN_EXE_silt"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("silt runs")
 }
 
 fn stderr(o: &Output) -> String {
@@ -20,13 +24,29 @@ fn default_scene_checks_and_runs() {
     assert!(report.contains("particles        800"), "{report}");
     assert!(report.contains("contact time"), "{report}");
 
-    let run = silt(&["run", "-o", "out", "--until", "0.0002", "--threads", "2"], dir.path());
+    let run = silt(
+        &["run", "-o", "out", "--until", "0.0002", "--threads", "2"],
+        dir.path(),
+    );
     assert!(run.status.success(), "{}", stderr(&run));
-    for file in ["out/particles.pvd", "out/diagnostics.csv", "out/track_0.csv", "out/checkpoint.bin", "out/particles/particles_000000.vtp"] {
-        assert!(dir.path().join(file).exists(), "{file} missing; stderr: {}", stderr(&run));
+    for file in [
+        "out/particles.pvd",
+        "out/diagnostics.csv",
+        "out/track_0.csv",
+        "out/checkpoint.bin",
+        "out/particles/particles_000000.vtp",
+    ] {
+        assert!(
+            dir.path().join(file).exists(),
+            "{file} missing; stderr: {}",
+            stderr(&run)
+        );
     }
     // Resume to a later time: continues from the checkpoint written at the stop.
-    let resumed = silt(&["run", "-o", "out", "--resume", "--until", "0.0003"], dir.path());
+    let resumed = silt(
+        &["run", "-o", "out", "--resume", "--until", "0.0003"],
+        dir.path(),
+    );
     assert!(resumed.status.success(), "{}", stderr(&resumed));
 }
 
@@ -40,7 +60,10 @@ fn bad_scene_exits_with_code_2_and_names_file_and_key() {
         let out = silt(&[command, "bad.toml"], dir.path());
         assert_eq!(out.status.code(), Some(2));
         let message = stderr(&out);
-        assert!(message.contains("bad.toml: key `material[0].e_dry`: 1.9 is not allowed"), "{message}");
+        assert!(
+            message.contains("bad.toml: key `material[0].e_dry`: 1.9 is not allowed"),
+            "{message}"
+        );
         assert!(!message.contains("panicked"), "{message}");
     }
     let missing = silt(&["run", "missing.toml"], dir.path());
@@ -84,7 +107,13 @@ interval = 0.001
     let out = silt(&["run", "escape.toml", "-o", "out"], dir.path());
     assert_eq!(out.status.code(), Some(1));
     let message = stderr(&out);
-    assert!(message.contains("particle 0 left the domain at t = "), "{message}");
+    assert!(
+        message.contains("particle 0 left the domain at t = "),
+        "{message}"
+    );
     let rows = std::fs::read_to_string(dir.path().join("out/diagnostics.csv")).unwrap();
-    assert!(rows.lines().count() >= 5, "the output before the failure is kept: {rows}");
+    assert!(
+        rows.lines().count() >= 5,
+        "the output before the failure is kept: {rows}"
+    );
 }

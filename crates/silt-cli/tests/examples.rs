@@ -14,7 +14,9 @@ fn every_example_scene_builds_and_steps() {
         let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let mut system = scene.build().unwrap_or_else(|e| panic!("{e}"));
         for _ in 0..5 {
-            system.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            system
+                .step()
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }
         count += 1;
     }
@@ -23,7 +25,8 @@ fn every_example_scene_builds_and_steps() {
 
 #[test]
 fn bouncing_sphere_loses_e_squared_of_its_height_per_bounce() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/wall-collision.toml");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/wall-collision.toml");
     let scene = Scene::load(&path).unwrap();
     let mut system = scene.build().unwrap();
     let radius = system.particles.radius[0];
@@ -42,6 +45,9 @@ fn bouncing_sphere_loses_e_squared_of_its_height_per_bounce() {
     for pair in apexes.windows(2).take(2) {
         let ratio = pair[1] / pair[0];
         // e_dry^2 = 0.9409; the ACTM reproduces e_dry to < 0.1% at 0.97.
-        assert!((ratio - 0.97f64.powi(2)).abs() < 0.005, "apex ratio {ratio}, apexes {apexes:?}");
+        assert!(
+            (ratio - 0.97f64.powi(2)).abs() < 0.005,
+            "apex ratio {ratio}, apexes {apexes:?}"
+        );
     }
 }

@@ -4,9 +4,15 @@
 //!
 //! Pairs are stored once (i < j) in rows sorted by partner index, so every per-particle sum visits its
 //! partners in ascending order whatever the thread count or the rebuild history.
+//!
+//! A second, shorter list picks from it the pairs within reach plus a small skin (a quarter of the
+//! skin), or with memory. It is rebuilt, by a pass over the pairs without the cell list, when some
+//! particle has moved more than half that small skin: the pair loop then skips the many pairs of a
+//! dense packing that are just out of reach.
 
 use crate::contact::ContactState;
 use crate::domain::Domain;
+use crate::geometry::MinimumImage;
 use crate::Vec3;
 use rayon::prelude::*;
 
@@ -21,7 +27,8 @@ pub struct NeighborList {
     pub first: Vec<u32>,
     /// Second member j > i of each pair.
     pub second: Vec<u32>,
-    /// Contact memory of each pair.
+    /// Contact memory of each pair. Edit it through [`NeighborList::restore_states`], which keeps the
+    /// short list of pairs that may interact up to date.
     pub state: Vec<ContactState>,
     /// Pairs in which particle k is the second member: `incoming[incoming_start[k]..incoming_start[k + 1]]`,
     /// in ascending order of the first member.
@@ -30,7 +37,32 @@ pub struct NeighborList {
     reference_position: Vec<Vec3>,
     /// Number of rebuilds so far (diagnostics).
     pub rebuilds: u64,
+    /// The near pairs: those within reach plus the near skin, or with memory, when `near_reference` was
+    /// taken (ascending pair indices), with their rows and incoming lists like those of the full list.
+    pub(crate) near: NearPairs,
+    near_reference: Vec<Vec3>,
 }
+
+/// The near pairs, in compressed rows of positions in `pairs`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NearPairs {
+    /// Different for every build of near pairs in the process (0: never built), so that data kept per
+    /// near pair elsewhere can tell whether it is still current.
+    pub build: u64,
+    /// Pair indices, ascending.
+    pub pairs: Vec<u32>,
+    /// Near pairs of particle i as first member: `pairs[row_start[i]..row_start[i + 1]]`.
+    pub row_start: Vec<usize>,
+    /// Positions in `pairs` of the near pairs of particle k as second member, in ascending order of the
+    /// first member: `incoming[incoming_start[k]..incoming_start[k + 1]]`.
+    pub incoming_start: Vec<usize>,
+    pub incoming: Vec<u32>,
+}
+
+/// Width of the near skin as a fraction of the skin.
+const NEAR_SKIN_FRACTION: f64 = 0.25;
+/// Rows built (or carried over) at a time by one thread in a rebuild.
+const ROWS_PER_BLOCK: usize = 256;
 
 impl NeighborList {
     pub fn new(skin: f64) -> Self {
@@ -46,14 +78,13 @@ impl NeighborList {
 
     /// True when the list was never built or a particle moved more than skin/2 since the last build.
     pub fn needs_rebuild(&self, domain: &Domain, position: &[Vec3]) -> bool {
-        if self.reference_position.len() != position.len() {
-            return true;
-        }
-        let limit = 0.25 * self.skin * self.skin;
-        position
-            .par_iter()
-            .zip(self.reference_position.par_iter())
-            .any(|(x, x0)| domain.separation(*x0, *x).length_squared() > limit)
+        self.reference_position.len() != position.len()
+            || moved_farther(
+                &MinimumImage::new(domain),
+                position,
+                &self.reference_position,
+                0.5 * self.skin,
+            )
     }
 
     /// Rebuilds the pair list for pairs with gap < range + skin, keeping the memory of pairs that persist.
@@ -62,36 +93,50 @@ impl NeighborList {
         let max_radius = radius.iter().copied().fold(0.0, f64::max);
         let reach = range + self.skin;
         let grid = CellGrid::new(domain, 2.0 * max_radius + reach, position);
+        let image = MinimumImage::new(domain);
 
-        let rows: Vec<Vec<u32>> = (0..n)
+        // The rows of blocks of particles, each block one piece of work (and one allocation).
+        let blocks: Vec<(Vec<u32>, Vec<usize>)> = (0..n.div_ceil(ROWS_PER_BLOCK))
             .into_par_iter()
-            .map(|i| {
+            .map(|block| {
+                let rows = block * ROWS_PER_BLOCK..n.min((block + 1) * ROWS_PER_BLOCK);
                 let mut partners = Vec::new();
-                let cutoff_base = radius[i] + reach;
-                grid.for_each_near(grid.cell_of(domain, position[i]), |j| {
-                    if j > i {
-                        let cutoff = cutoff_base + radius[j];
-                        if domain.separation(position[i], position[j]).length_squared()
-                            < cutoff * cutoff
-                        {
-                            partners.push(j as u32);
+                let mut lengths = Vec::with_capacity(rows.len());
+                for i in rows {
+                    let row_start = partners.len();
+                    let cutoff_base = radius[i] + reach;
+                    grid.for_each_near(grid.cell_of(domain, position[i]), |j| {
+                        if j > i {
+                            let cutoff = cutoff_base + radius[j];
+                            if image.separation(position[i], position[j]).length_squared()
+                                < cutoff * cutoff
+                            {
+                                partners.push(j as u32);
+                            }
                         }
-                    }
-                });
-                partners.sort_unstable();
-                partners
+                    });
+                    partners[row_start..].sort_unstable();
+                    lengths.push(partners.len() - row_start);
+                }
+                (partners, lengths)
             })
             .collect();
 
         let mut row_start = Vec::with_capacity(n + 1);
         row_start.push(0);
-        for row in &rows {
-            row_start.push(row_start.last().unwrap() + row.len());
+        for length in blocks.iter().flat_map(|(_, lengths)| lengths) {
+            row_start.push(row_start.last().unwrap() + length);
         }
-        let second: Vec<u32> = rows.into_iter().flatten().collect();
+        let second: Vec<u32> = blocks
+            .into_iter()
+            .flat_map(|(partners, _)| partners)
+            .collect();
         let mut first = Vec::with_capacity(second.len());
         for i in 0..n {
-            first.extend(std::iter::repeat(i as u32).take(row_start[i + 1] - row_start[i]));
+            first.extend(std::iter::repeat_n(
+                i as u32,
+                row_start[i + 1] - row_start[i],
+            ));
         }
         let state = self.carry_over_states(&row_start, &second);
 
@@ -118,35 +163,49 @@ impl NeighborList {
         self.incoming = incoming;
         self.reference_position = position.to_vec();
         self.rebuilds += 1;
+        self.near_reference.clear();
     }
 
     /// Copies the memory of pairs present in both the old and the new list (rows are sorted: a merge).
     fn carry_over_states(&self, row_start: &[usize], second: &[u32]) -> Vec<ContactState> {
         let n = row_start.len() - 1;
         let old_rows = self.row_start.len().saturating_sub(1);
-        let per_row: Vec<Vec<ContactState>> = (0..n)
+        let mut state = vec![ContactState::default(); second.len()];
+        let blocks = (0..n).step_by(ROWS_PER_BLOCK).map(|first_row| {
+            let rows = first_row..n.min(first_row + ROWS_PER_BLOCK);
+            (rows.clone(), row_start[rows.start]..row_start[rows.end])
+        });
+        let mut slices = Vec::new();
+        let mut rest = &mut state[..];
+        for (rows, pairs) in blocks {
+            let (slice, tail) = std::mem::take(&mut rest).split_at_mut(pairs.len());
+            rest = tail;
+            slices.push((rows, pairs.start, slice));
+        }
+        slices
             .into_par_iter()
-            .map(|i| {
-                let new_row = &second[row_start[i]..row_start[i + 1]];
-                let mut states = vec![ContactState::default(); new_row.len()];
-                if i < old_rows {
-                    let old = self.row_start[i]..self.row_start[i + 1];
-                    let old_partners = &self.second[old.clone()];
-                    let old_states = &self.state[old];
-                    let mut o = 0;
-                    for (slot, &j) in states.iter_mut().zip(new_row) {
-                        while o < old_partners.len() && old_partners[o] < j {
-                            o += 1;
-                        }
-                        if o < old_partners.len() && old_partners[o] == j {
-                            *slot = old_states[o];
+            .for_each(|(rows, first_pair, block_states)| {
+                for i in rows {
+                    let new_row = &second[row_start[i]..row_start[i + 1]];
+                    let states =
+                        &mut block_states[row_start[i] - first_pair..row_start[i + 1] - first_pair];
+                    if i < old_rows {
+                        let old = self.row_start[i]..self.row_start[i + 1];
+                        let old_partners = &self.second[old.clone()];
+                        let old_states = &self.state[old];
+                        let mut o = 0;
+                        for (slot, &j) in states.iter_mut().zip(new_row) {
+                            while o < old_partners.len() && old_partners[o] < j {
+                                o += 1;
+                            }
+                            if o < old_partners.len() && old_partners[o] == j {
+                                *slot = old_states[o];
+                            }
                         }
                     }
                 }
-                states
-            })
-            .collect();
-        per_row.into_iter().flatten().collect()
+            });
+        state
     }
 
     /// Memory of the pair (i, j), if it is in the list.
@@ -164,7 +223,105 @@ impl NeighborList {
                 self.state[p] = s;
             }
         }
+        self.near_reference.clear();
     }
+
+    /// True when particle i at `x` is farther than half the near skin from where it was when the near
+    /// pairs were built (or when they never were for it).
+    #[inline]
+    pub(crate) fn left_near(&self, image: &MinimumImage, i: usize, x: Vec3) -> bool {
+        let limit = 0.5 * NEAR_SKIN_FRACTION * self.skin;
+        match self.near_reference.get(i) {
+            Some(&x0) => image.separation(x0, x).length_squared() > limit * limit,
+            None => true,
+        }
+    }
+
+    /// Makes the lists hold every pair that may interact at `position` (within reach, `range` beyond
+    /// contact, or with memory), given whether some particle [left](NeighborList::left_near) the near
+    /// pairs' reference. Only then are the near pairs rebuilt, and the full list checked: a pair within
+    /// reach now was within reach plus the near skin then.
+    pub(crate) fn prepare(
+        &mut self,
+        domain: &Domain,
+        position: &[Vec3],
+        radius: &[f64],
+        range: f64,
+        some_left: bool,
+    ) {
+        if !some_left && self.near_reference.len() == position.len() {
+            return;
+        }
+        let image = MinimumImage::new(domain);
+        let near_skin = NEAR_SKIN_FRACTION * self.skin;
+        if self.needs_rebuild(domain, position) {
+            self.rebuild(domain, position, radius, range);
+        }
+        let (first, second, state) = (&self.first, &self.second, &self.state);
+        let pairs: Vec<u32> = (0..self.pair_count() as u32)
+            .into_par_iter()
+            .with_min_len(1024)
+            .filter(|&pair| {
+                let (i, j) = (
+                    first[pair as usize] as usize,
+                    second[pair as usize] as usize,
+                );
+                let cutoff = radius[i] + radius[j] + range + near_skin;
+                image.separation(position[i], position[j]).length_squared() < cutoff * cutoff
+                    || state[pair as usize] != ContactState::default()
+            })
+            .collect();
+        let n = position.len();
+        let row_start = compressed_rows(n, pairs.iter().map(|&p| first[p as usize]));
+        let incoming_start = compressed_rows(n, pairs.iter().map(|&p| second[p as usize]));
+        let mut fill = incoming_start.clone();
+        let mut incoming = vec![0u32; pairs.len()];
+        for (position, &pair) in pairs.iter().enumerate() {
+            let k = second[pair as usize] as usize;
+            incoming[fill[k]] = position as u32;
+            fill[k] += 1;
+        }
+        static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        self.near = NearPairs {
+            build: BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            pairs,
+            row_start,
+            incoming_start,
+            incoming,
+        };
+        self.near_reference.clear();
+        self.near_reference.extend_from_slice(position);
+    }
+}
+
+/// Start offsets of the rows of `n` particles in a list where particle `member` appears once per entry.
+fn compressed_rows(n: usize, members: impl Iterator<Item = u32>) -> Vec<usize> {
+    let mut start = vec![0usize; n + 1];
+    for k in members {
+        start[k as usize + 1] += 1;
+    }
+    for k in 0..n {
+        start[k + 1] += start[k];
+    }
+    start
+}
+
+/// True when some particle is farther than `distance` from its reference position.
+fn moved_farther(
+    image: &MinimumImage,
+    position: &[Vec3],
+    reference: &[Vec3],
+    distance: f64,
+) -> bool {
+    let limit = distance * distance;
+    position
+        .par_chunks(1024)
+        .zip(reference.par_chunks(1024))
+        .any(|(x, x0)| {
+            x.iter()
+                .zip(x0)
+                .any(|(x, x0)| image.separation(*x0, *x).length_squared() > limit)
+        })
 }
 
 /// Uniform grid of cells at least `cell_size` wide covering the domain.
@@ -175,6 +332,8 @@ struct CellGrid {
     cell_length: Vec3,
     cell_start: Vec<usize>,
     members: Vec<u32>,
+    /// Some neighbour cells coincide (fewer than 3 cells along a periodic axis).
+    may_repeat: bool,
 }
 
 impl CellGrid {
@@ -203,6 +362,7 @@ impl CellGrid {
             cell_length,
             cell_start: vec![],
             members: vec![],
+            may_repeat: (0..3).any(|a| domain.periodic[a] && dims[a] < 3),
         };
         let cells: Vec<usize> = position.iter().map(|&x| grid.cell_of(domain, x)).collect();
         let count = dims[0] * dims[1] * dims[2];
@@ -271,7 +431,10 @@ impl CellGrid {
             }
         }
         let near = &mut near[..count];
-        near.sort_unstable();
+        // With fewer than 3 cells along a periodic axis, two offsets can reach the same cell.
+        if self.may_repeat {
+            near.sort_unstable();
+        }
         let mut previous = usize::MAX;
         for &c in near.iter() {
             if c == previous {
@@ -334,5 +497,68 @@ mod tests {
                 assert_eq!(list.second[p as usize] as usize, k);
             }
         }
+    }
+
+    #[test]
+    fn near_pairs_hold_every_pair_within_reach_as_particles_move() {
+        let domain = Domain {
+            min: Vec3::ZERO,
+            max: Vec3::new(4.0, 4.0, 6.0),
+            periodic: [true, true, false],
+        };
+        let mut s = 987654321u64;
+        let mut next = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut position: Vec<Vec3> = (0..300)
+            .map(|_| Vec3::new(4.0 * next(), 4.0 * next(), 6.0 * next()))
+            .collect();
+        let radius: Vec<f64> = (0..300).map(|_| 0.2 + 0.05 * next()).collect();
+        let (range, skin) = (0.01, 0.2);
+        let mut list = NeighborList::new(skin);
+        for _ in 0..60 {
+            // Small random moves: the near pairs are rebuilt every few of them, the full list more rarely.
+            for x in &mut position {
+                *x = domain.wrap(*x + 0.02 * Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5));
+            }
+            let image = MinimumImage::new(&domain);
+            let some_left = (0..position.len()).any(|i| list.left_near(&image, i, position[i]));
+            list.prepare(&domain, &position, &radius, range, some_left);
+            let near: std::collections::HashSet<(u32, u32)> = list
+                .near
+                .pairs
+                .iter()
+                .map(|&p| (list.first[p as usize], list.second[p as usize]))
+                .collect();
+            for i in 0..position.len() {
+                for j in i + 1..position.len() {
+                    let reach = radius[i] + radius[j] + range;
+                    if domain.separation(position[i], position[j]).length() < reach {
+                        assert!(
+                            near.contains(&(i as u32, j as u32)),
+                            "pair ({i}, {j}) missing"
+                        );
+                    }
+                }
+            }
+            // Rows and incoming lists of the near pairs point back at them.
+            for i in 0..position.len() {
+                for &p in &list.near.pairs[list.near.row_start[i]..list.near.row_start[i + 1]] {
+                    assert_eq!(list.first[p as usize] as usize, i);
+                }
+                let incoming = &list.near.incoming
+                    [list.near.incoming_start[i]..list.near.incoming_start[i + 1]];
+                for &k in incoming {
+                    assert_eq!(
+                        list.second[list.near.pairs[k as usize] as usize] as usize,
+                        i
+                    );
+                }
+            }
+        }
+        assert!(list.rebuilds >= 3, "{} rebuilds", list.rebuilds);
     }
 }

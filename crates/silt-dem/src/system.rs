@@ -1,14 +1,15 @@
 //! A dry granular system and its time step.
 
-use crate::contact::{ContactForce, ContactModel, ContactState, Update};
+use crate::contact::{ContactModel, ContactState, Update};
 use crate::domain::Domain;
-use crate::forces::{compute_loads, ForceContext, Kinematics, Loads};
+use crate::forces::{compute_loads, ForceContext, Kinematics, LoadScratch, Loads};
 use crate::integrator::{correct_velocity, predict_velocity, trapezoid, Integrator};
 use crate::material::Material;
 use crate::neighbor::NeighborList;
 use crate::particles::Particles;
 use crate::wall::Wall;
 use crate::Vec3;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use silt_core::rk3::stage_fraction;
 
@@ -69,7 +70,7 @@ struct Scratch {
     current: Loads,
     previous: Loads,
     predicted: Loads,
-    pair_results: Vec<Option<ContactForce>>,
+    loads: LoadScratch,
 }
 
 /// Spheres, walls, a contact model and a clock.
@@ -153,10 +154,20 @@ impl DemSystem {
                     }
                 }
             }
-            Integrator::VelocityVerlet => self.velocity_verlet_step(),
+            // Its last half kick shares the pass over the particles with the check.
+            Integrator::VelocityVerlet => return self.velocity_verlet_step(),
         }
         self.step_count += 1;
-        self.wrap_and_check()
+        let time = self.time();
+        let p = &mut self.particles;
+        update_wrap_and_check(
+            &self.domain,
+            time,
+            &mut p.position,
+            &mut p.velocity,
+            &mut p.angular_velocity,
+            |_, _, _| {},
+        )
     }
 
     /// One sub-step of length h in RK stage `stage`: the predictor–corrector of seed eq. (19).
@@ -184,36 +195,41 @@ impl DemSystem {
         w_pred.resize(n, Vec3::ZERO);
         // Stage 1 has zeta_1 = 0: the previous loads enter only from stage 2 on, within the same step.
         let has_previous = stage > 0 && previous.force.len() == n;
-        for i in 0..n {
-            if p.fixed[i] {
-                u_pred[i] = p.velocity[i];
-                w_pred[i] = p.angular_velocity[i];
-            } else {
-                let (prev_a, prev_alpha) = if has_previous {
-                    (
-                        previous.force[i] / p.mass[i],
-                        previous.torque[i] / p.inertia[i],
-                    )
+        for_each_particle(
+            &mut x_pred,
+            &mut u_pred,
+            &mut w_pred,
+            |i, x_pred, u_pred, w_pred| {
+                if p.fixed[i] {
+                    *u_pred = p.velocity[i];
+                    *w_pred = p.angular_velocity[i];
                 } else {
-                    (Vec3::ZERO, Vec3::ZERO)
-                };
-                u_pred[i] = predict_velocity(
-                    p.velocity[i],
-                    current.force[i] / p.mass[i],
-                    prev_a,
-                    h,
-                    stage,
-                );
-                w_pred[i] = predict_velocity(
-                    p.angular_velocity[i],
-                    current.torque[i] / p.inertia[i],
-                    prev_alpha,
-                    h,
-                    stage,
-                );
-            }
-            x_pred[i] = trapezoid(p.position[i], u_pred[i], p.velocity[i], h);
-        }
+                    let (prev_a, prev_alpha) = if has_previous {
+                        (
+                            previous.force[i] / p.mass[i],
+                            previous.torque[i] / p.inertia[i],
+                        )
+                    } else {
+                        (Vec3::ZERO, Vec3::ZERO)
+                    };
+                    *u_pred = predict_velocity(
+                        p.velocity[i],
+                        current.force[i] / p.mass[i],
+                        prev_a,
+                        h,
+                        stage,
+                    );
+                    *w_pred = predict_velocity(
+                        p.angular_velocity[i],
+                        current.torque[i] / p.inertia[i],
+                        prev_alpha,
+                        h,
+                        stage,
+                    );
+                }
+                *x_pred = trapezoid(p.position[i], *u_pred, p.velocity[i], h);
+            },
+        );
 
         // Loads at the predicted state; the tangential springs advance here (Appendix C).
         self.scratch.position = x_pred;
@@ -231,27 +247,33 @@ impl DemSystem {
 
         // Corrector, eq. (19c-d).
         let p = &mut self.particles;
-        for i in 0..n {
-            if p.fixed[i] {
-                p.position[i] += h * p.velocity[i];
-                continue;
-            }
-            let u_new = correct_velocity(
-                p.velocity[i],
-                predicted.force[i] / p.mass[i],
-                current.force[i] / p.mass[i],
-                h,
-            );
-            let w_new = correct_velocity(
-                p.angular_velocity[i],
-                predicted.torque[i] / p.inertia[i],
-                current.torque[i] / p.inertia[i],
-                h,
-            );
-            p.position[i] = trapezoid(p.position[i], u_new, p.velocity[i], h);
-            p.velocity[i] = u_new;
-            p.angular_velocity[i] = w_new;
-        }
+        let (mass, inertia, fixed) = (&p.mass, &p.inertia, &p.fixed);
+        for_each_particle(
+            &mut p.position,
+            &mut p.velocity,
+            &mut p.angular_velocity,
+            |i, x, u, w| {
+                if fixed[i] {
+                    *x += h * *u;
+                    return;
+                }
+                let u_new = correct_velocity(
+                    *u,
+                    predicted.force[i] / mass[i],
+                    current.force[i] / mass[i],
+                    h,
+                );
+                let w_new = correct_velocity(
+                    *w,
+                    predicted.torque[i] / inertia[i],
+                    current.torque[i] / inertia[i],
+                    h,
+                );
+                *x = trapezoid(*x, u_new, *u, h);
+                *u = u_new;
+                *w = w_new;
+            },
+        );
 
         // This sub-step's loads become the previous ones of the next; reuse the old buffer.
         self.scratch.current = std::mem::replace(&mut self.scratch.previous, current);
@@ -270,21 +292,27 @@ impl DemSystem {
             &mut loads,
         );
         let p = &mut self.particles;
-        for i in 0..p.len() {
-            if p.fixed[i] {
-                p.position[i] += h * p.velocity[i];
-                continue;
-            }
-            let u_new = p.velocity[i] + h * loads.force[i] / p.mass[i];
-            p.angular_velocity[i] += h * loads.torque[i] / p.inertia[i];
-            p.position[i] = trapezoid(p.position[i], u_new, p.velocity[i], h);
-            p.velocity[i] = u_new;
-        }
+        let (mass, inertia, fixed) = (&p.mass, &p.inertia, &p.fixed);
+        for_each_particle(
+            &mut p.position,
+            &mut p.velocity,
+            &mut p.angular_velocity,
+            |i, x, u, w| {
+                if fixed[i] {
+                    *x += h * *u;
+                    return;
+                }
+                let u_new = *u + h * loads.force[i] / mass[i];
+                *w += h * loads.torque[i] / inertia[i];
+                *x = trapezoid(*x, u_new, *u, h);
+                *u = u_new;
+            },
+        );
         self.scratch.current = loads;
     }
 
     /// Velocity Verlet as LAMMPS `fix nve/sphere`: half kick, drift, new loads, half kick.
-    fn velocity_verlet_step(&mut self) {
+    fn velocity_verlet_step(&mut self) -> Result<(), StepError> {
         let dt = self.dt;
         let mut loads = match self.carried_loads.take() {
             Some(loads) => loads,
@@ -302,13 +330,19 @@ impl DemSystem {
             }
         };
         let p = &mut self.particles;
-        for i in 0..p.len() {
-            if !p.fixed[i] {
-                p.velocity[i] += 0.5 * dt * loads.force[i] / p.mass[i];
-                p.angular_velocity[i] += 0.5 * dt * loads.torque[i] / p.inertia[i];
-            }
-            p.position[i] += dt * p.velocity[i];
-        }
+        let (mass, inertia, fixed) = (&p.mass, &p.inertia, &p.fixed);
+        for_each_particle(
+            &mut p.position,
+            &mut p.velocity,
+            &mut p.angular_velocity,
+            |i, x, u, w| {
+                if !fixed[i] {
+                    *u += 0.5 * dt * loads.force[i] / mass[i];
+                    *w += 0.5 * dt * loads.torque[i] / inertia[i];
+                }
+                *x += dt * *u;
+            },
+        );
         self.evaluate(
             false,
             Update {
@@ -317,14 +351,25 @@ impl DemSystem {
             },
             &mut loads,
         );
+        self.step_count += 1;
+        let time = self.time();
         let p = &mut self.particles;
-        for i in 0..p.len() {
-            if !p.fixed[i] {
-                p.velocity[i] += 0.5 * dt * loads.force[i] / p.mass[i];
-                p.angular_velocity[i] += 0.5 * dt * loads.torque[i] / p.inertia[i];
-            }
-        }
+        let (mass, inertia, fixed) = (&p.mass, &p.inertia, &p.fixed);
+        let result = update_wrap_and_check(
+            &self.domain,
+            time,
+            &mut p.position,
+            &mut p.velocity,
+            &mut p.angular_velocity,
+            |i, u, w| {
+                if !fixed[i] {
+                    *u += 0.5 * dt * loads.force[i] / mass[i];
+                    *w += 0.5 * dt * loads.torque[i] / inertia[i];
+                }
+            },
+        );
         self.carried_loads = Some(loads);
+        result
     }
 
     /// Loads at the actual particle state, or at the predicted one held in the scratch arrays.
@@ -345,7 +390,6 @@ impl DemSystem {
                 std::mem::take(&mut p.angular_velocity),
             )
         };
-        self.ensure_neighbors(&position);
         let ctx = ForceContext {
             model: &self.model,
             domain: &self.domain,
@@ -364,7 +408,7 @@ impl DemSystem {
             &mut self.neighbors,
             &mut self.wall_states,
             update,
-            &mut self.scratch.pair_results,
+            &mut self.scratch.loads,
             loads,
         );
         self.evaluations += 1;
@@ -378,45 +422,6 @@ impl DemSystem {
         *x = position;
         *u = velocity;
         *w = angular_velocity;
-    }
-
-    /// Rebuilds the neighbour list when the positions about to be evaluated require it.
-    fn ensure_neighbors(&mut self, position: &[Vec3]) {
-        if self.neighbors.needs_rebuild(&self.domain, position) {
-            let range = self.model.interaction_range();
-            self.neighbors
-                .rebuild(&self.domain, position, &self.particles.radius, range);
-        }
-    }
-
-    /// Folds positions into the periodic box and stops on non-finite values or escaped particles.
-    fn wrap_and_check(&mut self) -> Result<(), StepError> {
-        let time = self.time();
-        let p = &mut self.particles;
-        for i in 0..p.len() {
-            for (value, quantity) in [
-                (p.position[i], "position"),
-                (p.velocity[i], "velocity"),
-                (p.angular_velocity[i], "angular velocity"),
-            ] {
-                if !silt_core::is_finite3(value) {
-                    return Err(StepError::NonFinite {
-                        particle: i,
-                        time,
-                        quantity,
-                    });
-                }
-            }
-            p.position[i] = self.domain.wrap(p.position[i]);
-            if !self.domain.contains(p.position[i]) {
-                return Err(StepError::LeftDomain {
-                    particle: i,
-                    time,
-                    position: p.position[i],
-                });
-            }
-        }
-        Ok(())
     }
 
     /// State needed to continue this run bit for bit.
@@ -472,6 +477,90 @@ impl DemSystem {
     }
 }
 
+/// Particles handed to a thread at a time in the per-particle loops below.
+const PARTICLES_PER_TASK: usize = 512;
+
+/// Folds position `x` of particle i into the box unless a value is not finite; reports a non-finite value
+/// or an escape.
+fn check_and_wrap(
+    domain: &Domain,
+    time: f64,
+    i: usize,
+    x: &mut Vec3,
+    u: Vec3,
+    w: Vec3,
+) -> Option<StepError> {
+    for (value, quantity) in [(*x, "position"), (u, "velocity"), (w, "angular velocity")] {
+        if !silt_core::is_finite3(value) {
+            return Some(StepError::NonFinite {
+                particle: i,
+                time,
+                quantity,
+            });
+        }
+    }
+    *x = domain.wrap(*x);
+    (!domain.contains(*x)).then_some(StepError::LeftDomain {
+        particle: i,
+        time,
+        position: *x,
+    })
+}
+
+/// Applies `update(i, u_i, w_i)` to the velocities of every particle, then folds the positions into the
+/// periodic box and stops on non-finite values or escaped particles (at `time`).
+///
+/// One parallel pass updates, folds and checks every particle and finds the first particle in trouble
+/// (the one reported), in chunks whose outcome does not depend on the thread count.
+fn update_wrap_and_check(
+    domain: &Domain,
+    time: f64,
+    x: &mut [Vec3],
+    u: &mut [Vec3],
+    w: &mut [Vec3],
+    update: impl Fn(usize, &mut Vec3, &mut Vec3) + Sync,
+) -> Result<(), StepError> {
+    let problems = x
+        .par_chunks_mut(PARTICLES_PER_TASK)
+        .zip(u.par_chunks_mut(PARTICLES_PER_TASK))
+        .zip(w.par_chunks_mut(PARTICLES_PER_TASK))
+        .enumerate()
+        .map(|(chunk, ((x, u), w))| {
+            let mut first_problem = None;
+            let particles = chunk * PARTICLES_PER_TASK..;
+            for (i, ((x, u), w)) in particles.zip(x.iter_mut().zip(u).zip(w)) {
+                update(i, u, w);
+                let problem = check_and_wrap(domain, time, i, x, *u, *w);
+                first_problem = first_problem.or(problem);
+            }
+            first_problem
+        });
+    match problems.reduce_with(Option::or).flatten() {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// Calls `update(i, x_i, u_i, w_i)` for every particle i, in parallel chunks of plain loops. Each call only
+/// touches particle i, so the result does not depend on the thread count.
+fn for_each_particle(
+    x: &mut [Vec3],
+    u: &mut [Vec3],
+    w: &mut [Vec3],
+    update: impl Fn(usize, &mut Vec3, &mut Vec3, &mut Vec3) + Sync,
+) {
+    x.par_chunks_mut(PARTICLES_PER_TASK)
+        .zip(u.par_chunks_mut(PARTICLES_PER_TASK))
+        .zip(w.par_chunks_mut(PARTICLES_PER_TASK))
+        .enumerate()
+        .for_each(|(chunk, ((x, u), w))| {
+            let particles = chunk * PARTICLES_PER_TASK..;
+            for (i, ((x, u), w)) in particles.zip(x.iter_mut().zip(u).zip(w)) {
+                update(i, x, u, w);
+            }
+        });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -479,7 +568,14 @@ mod tests {
 
     #[test]
     fn non_finite_state_is_reported_with_particle_and_time() {
-        let materials = vec![Material { name: "m".into(), density: 1.0, e_dry: 0.9, poisson: 0.2, mu_s: 0.5, mu_k: 0.4 }];
+        let materials = vec![Material {
+            name: "m".into(),
+            density: 1.0,
+            e_dry: 0.9,
+            poisson: 0.2,
+            mu_s: 0.5,
+            mu_k: 0.4,
+        }];
         let model = ContactModel::new(
             NormalLaw::Linear,
             TangentialLaw::SpringHistory,
@@ -494,11 +590,34 @@ mod tests {
         particles.push(Vec3::splat(2.0), Vec3::ZERO, 0.5, 1.0, 0, false);
         particles.push(Vec3::splat(5.0), Vec3::ZERO, 0.5, 1.0, 0, false);
         particles.velocity[1] = Vec3::new(f64::NAN, 0.0, 0.0);
-        let domain = Domain { min: Vec3::ZERO, max: Vec3::splat(8.0), periodic: [false; 3] };
-        let mut system =
-            DemSystem::new(domain, Vec3::ZERO, materials, model, particles, vec![], Integrator::SEED, 1e-3, 0.1);
+        let domain = Domain {
+            min: Vec3::ZERO,
+            max: Vec3::splat(8.0),
+            periodic: [false; 3],
+        };
+        let mut system = DemSystem::new(
+            domain,
+            Vec3::ZERO,
+            materials,
+            model,
+            particles,
+            vec![],
+            Integrator::SEED,
+            1e-3,
+            0.1,
+        );
         let err = system.step().unwrap_err();
-        assert!(matches!(err, StepError::NonFinite { particle: 1, quantity: "position", .. }), "{err:?}");
+        assert!(
+            matches!(
+                err,
+                StepError::NonFinite {
+                    particle: 1,
+                    quantity: "position",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
         assert!(err.to_string().contains("particle 1"));
     }
 }

@@ -237,7 +237,9 @@ impl Simulation {
             progress(step, self.end_step);
         }
         // A run stopped early leaves a checkpoint of where it stopped, for `--resume`.
-        if !self.system.step_count.is_multiple_of(self.checkpoint_every) && self.system.step_count != self.end_step {
+        if !self.system.step_count.is_multiple_of(self.checkpoint_every)
+            && self.system.step_count != self.end_step
+        {
             self.write_checkpoint()?;
         }
         Ok(RunSummary {

@@ -54,20 +54,25 @@ fn scene() -> Scene {
 }
 
 fn bits(v: &[glam::DVec3]) -> Vec<[u64; 3]> {
-    v.iter().map(|x| [x.x.to_bits(), x.y.to_bits(), x.z.to_bits()]).collect()
+    v.iter()
+        .map(|x| [x.x.to_bits(), x.y.to_bits(), x.z.to_bits()])
+        .collect()
 }
 
 #[test]
 fn resumed_run_equals_continuous_run() {
     let scene = scene();
     let continuous_dir = tempfile::tempdir().unwrap();
-    let mut continuous = Simulation::start(&scene, SCENE, scene.build().unwrap(), continuous_dir.path()).unwrap();
+    let mut continuous =
+        Simulation::start(&scene, SCENE, scene.build().unwrap(), continuous_dir.path()).unwrap();
     continuous.run_until(u64::MAX, &mut |_, _| {}).unwrap();
-    let contacts: usize = silt_dem::diagnostics::contact_statistics(&continuous.system).pair_contacts;
+    let contacts: usize =
+        silt_dem::diagnostics::contact_statistics(&continuous.system).pair_contacts;
     assert!(contacts > 0, "the test must exercise contacts");
 
     let split_dir = tempfile::tempdir().unwrap();
-    let mut first = Simulation::start(&scene, SCENE, scene.build().unwrap(), split_dir.path()).unwrap();
+    let mut first =
+        Simulation::start(&scene, SCENE, scene.build().unwrap(), split_dir.path()).unwrap();
     // Simulate a run killed at step 270, after its regular checkpoint at step 200: output up to step 270
     // exists, the checkpoint is that of step 200. The resumed run must rewrite the later output.
     first.run_until(200, &mut |_, _| {}).unwrap();
@@ -76,7 +81,8 @@ fn resumed_run_equals_continuous_run() {
     first.run_until(270, &mut |_, _| {}).unwrap();
     std::fs::write(&checkpoint, at_200).unwrap();
     drop(first);
-    let mut resumed = Simulation::resume(&scene, SCENE, scene.build().unwrap(), split_dir.path()).unwrap();
+    let mut resumed =
+        Simulation::resume(&scene, SCENE, scene.build().unwrap(), split_dir.path()).unwrap();
     assert_eq!(resumed.system.step_count, 200);
     resumed.run_until(u64::MAX, &mut |_, _| {}).unwrap();
 
@@ -84,7 +90,12 @@ fn resumed_run_equals_continuous_run() {
     assert_eq!(bits(&a.position), bits(&b.position));
     assert_eq!(bits(&a.velocity), bits(&b.velocity));
     assert_eq!(bits(&a.angular_velocity), bits(&b.angular_velocity));
-    for file in ["diagnostics.csv", "track_3.csv", "particles.pvd", "particles/particles_000012.vtp"] {
+    for file in [
+        "diagnostics.csv",
+        "track_3.csv",
+        "particles.pvd",
+        "particles/particles_000012.vtp",
+    ] {
         let x = std::fs::read(continuous_dir.path().join(file)).unwrap();
         let y = std::fs::read(split_dir.path().join(file)).unwrap();
         assert!(x == y, "{file} differs after the restart");
@@ -94,7 +105,10 @@ fn resumed_run_equals_continuous_run() {
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| {
             let mut system = scene().build().unwrap();
             for _ in 0..400 {
@@ -105,7 +119,10 @@ fn results_do_not_depend_on_the_thread_count() {
     };
     let (one, two) = (run(1), run(2));
     assert_eq!(bits(&one.particles.position), bits(&two.particles.position));
-    assert_eq!(bits(&one.particles.angular_velocity), bits(&two.particles.angular_velocity));
+    assert_eq!(
+        bits(&one.particles.angular_velocity),
+        bits(&two.particles.angular_velocity)
+    );
 }
 
 #[test]
@@ -116,6 +133,8 @@ fn resuming_with_another_scene_is_refused() {
     sim.run_until(200, &mut |_, _| {}).unwrap();
     let other_text = SCENE.replace("e_dry = 0.7", "e_dry = 0.8");
     let other = Scene::parse(&other_text, Path::new("other.toml")).unwrap();
-    let err = Simulation::resume(&other, &other_text, other.build().unwrap(), dir.path()).err().unwrap();
+    let err = Simulation::resume(&other, &other_text, other.build().unwrap(), dir.path())
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("different scene"), "{err}");
 }

@@ -6,6 +6,11 @@
 //! The bed settles with the LAMMPS law (`gran/hertz/history 2.0e5 NULL 50.0 NULL 0.5 1` + velocity Verlet);
 //! then the settled bed is timed with that law and with the seed's full model (ACTM + spring with history,
 //! RK3 predictor–corrector with {8, 2, 5} sub-steps), each in a rayon pool of every requested thread count.
+//! Results do not depend on the thread count, so every row of a law ends in the same state.
+//!
+//! The seed's contacts are far stiffer than these Hertz contacts (k_n from u_in,crit with T_c = 10 dt), so
+//! the Hertz overlaps of the settled bed (up to 4% of a radius) push it apart: over the default 200 steps the
+//! bed expands and its contacts open (see `docs/performance.md`); the first 20 steps still time a packed bed.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -265,7 +270,8 @@ fn gaussian(rng: &mut impl Rng) -> f64 {
 }
 
 /// The same particles, walls and box with the seed's model and integrator; all contact memory is dropped
-/// (Hertz contacts carry no ACTM stiffness), so every contact starts as an enduring one.
+/// (Hertz contacts carry no ACTM stiffness), so every contact starts as an enduring one, with the stiffness
+/// of an impact at u_in,crit.
 pub fn with_seed_model(bed: &DemSystem) -> DemSystem {
     let materials = bed.materials.clone();
     let model = seed_model(&materials);

@@ -358,10 +358,18 @@ fn oblique_collisions(out: &Path, quick: bool) -> Result<CaseReport, String> {
 
 fn settled_bed_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
     let dir = case_dir(out, "settled-bed")?;
-    let options = if quick { BedOptions::quick() } else { BedOptions::full() };
+    let options = if quick {
+        BedOptions::quick()
+    } else {
+        BedOptions::full()
+    };
     let r = settled_bed::run(&options, &mut |line: &str| eprintln!("settled-bed: {line}"));
     let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
-    let mut table = Table::new(["criterion", "measured", "required", "met"].map(String::from).to_vec());
+    let mut table = Table::new(
+        ["criterion", "measured", "required", "met"]
+            .map(String::from)
+            .to_vec(),
+    );
     table.push_row(vec![
         "final / peak kinetic energy".into(),
         format!("{:.2e}", r.kinetic_energy_ratio()),
@@ -371,13 +379,20 @@ fn settled_bed_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
     table.push_row(vec![
         "max overlap / R at rest".into(),
         format!("{:.3e}", r.max_overlap),
-        format!("<= {:.3e} (enduring-contact bound for this bed)", r.overlap_limit),
+        format!(
+            "<= {:.3e} (enduring-contact bound for this bed)",
+            r.overlap_limit
+        ),
         yes(r.respects_overlap_bound()),
     ]);
     table.push_row(vec![
         "solid fraction (slab away from floor and surface)".into(),
         format!("{:.4}", r.solid_fraction),
-        format!("{} .. {}", settled_bed::SOLID_FRACTION_RANGE.0, settled_bed::SOLID_FRACTION_RANGE.1),
+        format!(
+            "{} .. {}",
+            settled_bed::SOLID_FRACTION_RANGE.0,
+            settled_bed::SOLID_FRACTION_RANGE.1
+        ),
         yes(r.solid_fraction_in_range()),
     ]);
     let passed = r.at_rest() && r.respects_overlap_bound() && r.solid_fraction_in_range();
@@ -385,10 +400,17 @@ fn settled_bed_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
         &dir,
         "kinetic-energy.png",
         &Plot {
-            title: format!("Settling of {} polydisperse spheres (sigma = 0.1 D)", r.particles),
+            title: format!(
+                "Settling of {} polydisperse spheres (sigma = 0.1 D)",
+                r.particles
+            ),
             x: Axis::linear("t / sqrt(D/g)"),
             y: Axis::log("kinetic energy / m g D"),
-            series: vec![Series::new("total kinetic energy", r.kinetic_energy.clone(), Style::Line)],
+            series: vec![Series::new(
+                "total kinetic energy",
+                r.kinetic_energy.clone(),
+                Style::Line,
+            )],
         },
     )?];
     let report = CaseReport {

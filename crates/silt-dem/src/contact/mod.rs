@@ -227,7 +227,7 @@ impl ContactModel {
 
     /// The per-pair kernel: force on p and torques on p and q for geometry `g` (eq. 5-17).
     /// Returns `None` when nothing acts.
-    #[inline]
+    #[inline(always)]
     pub fn evaluate(
         &self,
         g: &ContactGeometry,

@@ -32,6 +32,7 @@ fn rotate_onto_tangent_plane(spring: Vec3, normal: Vec3) -> Vec3 {
 /// Tangential force on p, F_t = min(|F_t,LS|, mu |F_n|) t with F_t,LS = -k_t zeta_t - d_t g_t,cp
 /// (eq. 12-14); advances the spring by `increment` g_t,cp and stores it when `increment` is given (Appendix C).
 /// Returns the force and whether the contact slides.
+#[inline(always)]
 pub fn spring_history_force(
     c: &SpringCoefficients,
     g: &ContactGeometry,
@@ -69,6 +70,15 @@ pub fn spring_history_force(
     (force, sliding)
 }
 
+/// `force.length() > limit` for a limit >= 0, without the square root when the force is clearly below the
+/// limit (sticking contacts, the usual case): |F|^2 < limit^2 (1 - 1e-12) implies |F| <= limit whatever the
+/// round-off, and otherwise the comparison is made exactly as written.
+#[inline(always)]
+fn exceeds(force: Vec3, limit: f64) -> bool {
+    let magnitude_squared = force.length_squared();
+    magnitude_squared >= limit * limit * (1.0 - 1e-12) && magnitude_squared.sqrt() > limit
+}
+
 /// Coefficients of the LAMMPS `gran/hooke|hertz/history` shear spring.
 #[derive(Clone, Copy, Debug)]
 pub struct ShearHistoryCoefficients {
@@ -82,6 +92,7 @@ pub struct ShearHistoryCoefficients {
 
 /// LAMMPS-style shear force: F_t = -f (k_t s + m_eff gamma_t v_t), capped at mu |F_n| with the stored
 /// shear displacement s rescaled to the cap; s is projected onto the tangent plane (length not kept).
+#[inline(always)]
 pub fn shear_history_force(
     c: &ShearHistoryCoefficients,
     g: &ContactGeometry,
@@ -97,9 +108,9 @@ pub fn shear_history_force(
     let damping = c.effective_mass * c.gamma_t * g.tangential_velocity;
     let mut force = -c.area_factor * (c.k_t * shear + damping);
     let limit = c.mu * normal_force.abs();
-    let magnitude = force.length();
-    let sliding = magnitude > limit;
+    let sliding = exceeds(force, limit);
     if sliding {
+        let magnitude = force.length();
         let ratio = if magnitude > 0.0 {
             limit / magnitude
         } else {
