@@ -65,7 +65,7 @@ impl Default for BenchOptions {
             threads: vec![1, 2],
             settle_steps: 20_000,
             timed_steps: 2_000,
-            seed_model_steps: 200,
+            seed_model_steps: 20,
             lattice: [22, 22, 21],
         }
     }
