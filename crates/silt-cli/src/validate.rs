@@ -71,23 +71,6 @@ fn bench_dem(quick: bool) -> ExitCode {
         "Silt DEM benchmark: {} particles, {}",
         report.particles, report.machine
     );
-    println!(
-        "| law | threads | ms/step | us/particle-step | evaluations/step | ms/evaluation | contacts/particle | max centre z | p99 z+r |"
-    );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for r in &report.rows {
-        println!(
-            "| {} | {} | {:.3} | {:.4} | {} | {:.3} | {:.2} | {:.3} | {:.3} |",
-            r.law,
-            r.threads,
-            r.ms_per_step,
-            r.us_per_particle_step,
-            r.evaluations_per_step,
-            r.ms_per_evaluation,
-            r.contacts_per_particle,
-            r.bed_top_max_centre_z,
-            r.bed_top_p99
-        );
-    }
+    print!("{}", report.table());
     ExitCode::SUCCESS
 }
