@@ -143,7 +143,7 @@ pub fn check_report(scene: &Scene, system: &DemSystem) -> String {
     );
     let _ = writeln!(
         out,
-        "time             dt {dt:e}, end {:e}, {steps} steps, integrator {:?} ({} force evaluations per step)",
+        "time             dt {dt:e}, end {:e}, {steps} steps, integrator {:?} ({} force evaluation(s) per step)",
         scene.simulation.end_time,
         system.integrator,
         system.integrator.evaluations_per_step()
@@ -170,13 +170,18 @@ pub fn check_report(scene: &Scene, system: &DemSystem) -> String {
         "overlap          about {:.3e} R at that speed for the lightest sphere on a wall",
         expected_overlap(system, v)
     );
+    let actm = matches!(system.model.normal, NormalLaw::Actm);
     match system.model.enduring {
         silt_dem::contact::EnduringContact::MinimumSpeed(u) => {
-            let _ = writeln!(
-                out,
-                "Stokes number    dry run (no fluid): St is infinite; enduring-contact floor u_in,crit = {u:e}, resting overlap bound eps = {:e} R per particle weight",
-                system.model.overlap_bound
-            );
+            let _ = write!(out, "Stokes number    dry run (no fluid): St is infinite");
+            if actm {
+                let _ = write!(
+                    out,
+                    "; enduring-contact floor u_in,crit = {u:e}, resting overlap bound eps = {:e} R per particle weight",
+                    system.model.overlap_bound
+                );
+            }
+            let _ = writeln!(out);
         }
         silt_dem::contact::EnduringContact::Stokes {
             st_crit,
