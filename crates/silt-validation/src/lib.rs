@@ -3,8 +3,10 @@
 //! beside each case in `validation/<case>/`.
 
 pub mod bench_dem;
+pub mod channel;
 pub mod normal_collision;
 pub mod oblique_collision;
 pub mod report;
 pub mod settled_bed;
+pub mod taylor_green;
 pub mod setup;

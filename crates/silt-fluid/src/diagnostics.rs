@@ -1,0 +1,134 @@
+//! Global figures of the flow: kinetic energy, divergence, CFL number, flow rate, wall shear stress, and
+//! plane-averaged profiles. Sums are taken per z-plane and the plane sums added in order, so they do not
+//! depend on the thread count.
+
+use crate::boundary::{Boundaries, Boundary};
+use crate::grid::{Field, Grid, Unknowns};
+use rayon::prelude::*;
+
+/// Sum of `value(x)` over the unknowns of a field with dims `dims`, plane by plane in a fixed order.
+fn sum_over(dims: [usize; 3], unknowns: &Unknowns, value: impl Fn(usize) -> f64 + Sync) -> f64 {
+    let [m0, m1, m2] = unknowns.shape;
+    let start = unknowns.start;
+    let plane_sums: Vec<f64> = (start[2]..start[2] + m2)
+        .into_par_iter()
+        .map(|k| {
+            let mut sum = 0.0;
+            for j in start[1]..start[1] + m1 {
+                let first = start[0] + dims[0] * (j + dims[1] * k);
+                for x in first..first + m0 {
+                    sum += value(x);
+                }
+            }
+            sum
+        })
+        .collect();
+    plane_sums.iter().sum()
+}
+
+/// Mean of a compact array, summed in blocks in a fixed order.
+pub fn mean_of(values: &[f64]) -> f64 {
+    let sums: Vec<f64> = values
+        .par_chunks(4096)
+        .map(|c| c.iter().sum::<f64>())
+        .collect();
+    sums.iter().sum::<f64>() / values.len() as f64
+}
+
+/// Mean of a field over its unknowns.
+pub fn mean_over(field: &Field, unknowns: &Unknowns) -> f64 {
+    sum_over(field.dims, unknowns, |x| field.data[x]) / unknowns.len() as f64
+}
+
+/// Largest sum over the axes of |u_c| at the same index (each cell's high faces): the CFL number is this
+/// times dt / h.
+pub fn max_speed_sum(velocity: &[Field; 3]) -> f64 {
+    let [u, v, w] = velocity;
+    u.data
+        .par_iter()
+        .zip(&v.data)
+        .zip(&w.data)
+        .map(|((u, v), w)| u.abs() + v.abs() + w.abs())
+        .reduce(
+            || 0.0,
+            |a, b| {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else {
+                    a.max(b)
+                }
+            },
+        )
+}
+
+/// Kinetic energy per unit mass, 1/2 sum over the unknown faces of u_c^2 h^3 (the energy the discrete
+/// equations conserve without viscosity).
+pub fn kinetic_energy(grid: &Grid, velocity: &[Field; 3], unknowns: &[Unknowns; 3]) -> f64 {
+    let mut total = 0.0;
+    for c in 0..3 {
+        let f = &velocity[c];
+        total += sum_over(f.dims, &unknowns[c], |x| f.data[x] * f.data[x]);
+    }
+    0.5 * total * grid.cell_volume()
+}
+
+/// Mean shear stress nu du_c/dn on the wall at `side` (0 low, 1 high) of `axis`, for the tangential
+/// component `c`, taken as nu (u_1 - U_wall) / (h / 2) towards the fluid; None unless the face is a no-slip
+/// wall.
+pub fn wall_shear_stress(
+    grid: &Grid,
+    boundaries: &Boundaries,
+    velocity: &[Field; 3],
+    viscosity: f64,
+    axis: usize,
+    side: usize,
+    c: usize,
+) -> Option<f64> {
+    let Boundary::NoSlip { velocity: wall } = boundaries.faces[axis][side] else {
+        return None;
+    };
+    if c == axis {
+        return None;
+    }
+    let f = &velocity[c];
+    let mut start = [1; 3];
+    let mut shape = grid.cells;
+    start[axis] = if side == 0 { 1 } else { grid.cells[axis] };
+    shape[axis] = 1;
+    let plane = Unknowns { start, shape };
+    let mean = sum_over(f.dims, &plane, |x| f.data[x]) / plane.len() as f64;
+    let gradient = (mean - wall[c]) / (0.5 * grid.spacing);
+    // Positive when the fluid moves faster than the wall in +c, whichever side the wall is on.
+    Some(viscosity * gradient)
+}
+
+/// Plane averages along `axis` of the cell-centred velocity components and of `pressure`: one row per
+/// cell layer, [position, u, v, w, p].
+pub fn profiles(
+    grid: &Grid,
+    velocity: &[Field; 3],
+    pressure: &Field,
+    axis: usize,
+) -> Vec<[f64; 5]> {
+    let n = grid.cells[axis];
+    (1..=n)
+        .map(|layer| {
+            let mut start = [1; 3];
+            let mut shape = grid.cells;
+            start[axis] = layer;
+            shape[axis] = 1;
+            let plane = Unknowns { start, shape };
+            let count = plane.len() as f64;
+            let mut row = [0.0; 5];
+            row[0] = grid.origin[axis] + (layer as f64 - 0.5) * grid.spacing;
+            for c in 0..3 {
+                let f = &velocity[c];
+                let s = f.stride(c);
+                row[1 + c] =
+                    sum_over(f.dims, &plane, |x| 0.5 * (f.data[x] + f.data[x - s])) / count;
+            }
+            row[4] = sum_over(pressure.dims, &plane, |x| pressure.data[x]) / count;
+            row
+        })
+        .collect()
+}

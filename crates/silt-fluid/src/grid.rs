@@ -1,0 +1,134 @@
+//! The uniform staggered (MAC) grid and its fields.
+//!
+//! Every field is stored with one ghost layer on each side, x fastest: index (i, j, k) with i in
+//! 0..=n0 + 1. Cell (i, j, k), i in 1..=n0, has its centre at x = origin + (i - 1/2) h. The velocity
+//! component along axis c lives on the faces normal to c: index i along c is the face at x = origin + i h
+//! (the high face of cell i), so faces 0 and n_c are the two boundary faces of a bounded axis. Along the
+//! other axes a velocity component is cell-centred like the pressure.
+//!
+//! The solver's unknowns of a field are a box of its indices (see [`Unknowns`]); the linear solvers work
+//! on compact arrays of exactly those values, in the same x-fastest order.
+
+/// A uniform grid of cubic cells (the seed's h is the same in all directions).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Grid {
+    /// Cells along x, y and z.
+    pub cells: [usize; 3],
+    /// Cell size h.
+    pub spacing: f64,
+    /// Low corner of the domain.
+    pub origin: [f64; 3],
+}
+
+impl Grid {
+    /// Domain lengths n_c h.
+    pub fn lengths(&self) -> [f64; 3] {
+        self.cells.map(|n| n as f64 * self.spacing)
+    }
+
+    /// Number of cells.
+    pub fn cell_count(&self) -> usize {
+        self.cells.iter().product()
+    }
+
+    /// Dimensions of a field with its ghost layers.
+    pub fn field_dims(&self) -> [usize; 3] {
+        self.cells.map(|n| n + 2)
+    }
+
+    /// Cell volume h^3.
+    pub fn cell_volume(&self) -> f64 {
+        self.spacing.powi(3)
+    }
+
+    /// Position of the point with indices `index` of a field located as `location`.
+    pub fn point(&self, location: Location, index: [usize; 3]) -> [f64; 3] {
+        let mut x = [0.0; 3];
+        for axis in 0..3 {
+            let offset = match location {
+                Location::Face(c) if c == axis => 0.0,
+                _ => -0.5,
+            };
+            x[axis] = self.origin[axis] + (index[axis] as f64 + offset) * self.spacing;
+        }
+        x
+    }
+}
+
+/// Where a field's values sit in a cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// Cell centres (pressure).
+    Centre,
+    /// Centres of the faces normal to the axis (velocity component along it).
+    Face(usize),
+}
+
+/// A scalar field with one ghost layer on each side, x fastest.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Field {
+    /// Dimensions including the ghost layers (cells + 2).
+    pub dims: [usize; 3],
+    pub data: Vec<f64>,
+}
+
+impl Field {
+    /// A zero field on `grid`.
+    pub fn zeros(grid: &Grid) -> Self {
+        let dims = grid.field_dims();
+        Field {
+            dims,
+            data: vec![0.0; dims.iter().product()],
+        }
+    }
+
+    /// Linear index of (i, j, k).
+    #[inline(always)]
+    pub fn index(&self, i: usize, j: usize, k: usize) -> usize {
+        i + self.dims[0] * (j + self.dims[1] * k)
+    }
+
+    /// Offset between neighbours along `axis`.
+    #[inline(always)]
+    pub fn stride(&self, axis: usize) -> usize {
+        match axis {
+            0 => 1,
+            1 => self.dims[0],
+            _ => self.dims[0] * self.dims[1],
+        }
+    }
+
+    #[inline(always)]
+    pub fn at(&self, i: usize, j: usize, k: usize) -> f64 {
+        self.data[self.index(i, j, k)]
+    }
+
+    /// Length of one z-plane (with ghosts).
+    pub fn plane_len(&self) -> usize {
+        self.dims[0] * self.dims[1]
+    }
+}
+
+/// The box of indices of a field that the solver updates: `start[a]..start[a] + shape[a]` along axis a.
+/// Their compact array has `shape` entries per axis, x fastest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unknowns {
+    pub start: [usize; 3],
+    pub shape: [usize; 3],
+}
+
+impl Unknowns {
+    /// Number of unknowns.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Length of one z-plane of the compact array.
+    pub fn plane_len(&self) -> usize {
+        self.shape[0] * self.shape[1]
+    }
+}

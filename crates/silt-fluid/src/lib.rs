@@ -1,0 +1,18 @@
+//! Incompressible Navier–Stokes solver on a uniform staggered (MAC) grid, as in Biegert, Vowinckel &
+//! Meiburg (2017, sec. 2): second-order central differences, low-storage RK3 (Rai & Moin) for convection,
+//! Crank–Nicolson (or explicit) viscous terms, a fractional-step projection and a direct FFT-based
+//! pressure solver.
+
+pub mod boundary;
+pub mod diagnostics;
+pub mod grid;
+pub mod momentum;
+pub mod poisson;
+pub mod projection;
+pub mod solver;
+
+pub use boundary::{Boundaries, Boundary};
+pub use grid::{Field, Grid, Location, Unknowns};
+pub use solver::{
+    Driving, FluidConfig, FluidError, FluidSolver, FluidState, StageForcing, TimeStep, Viscous,
+};

@@ -1,0 +1,621 @@
+//! One time step of the fluid: three low-storage Runge–Kutta stages (Rai & Moin 1991), each an explicit
+//! momentum increment, an optional volume force (the immersed boundary hook), a Crank–Nicolson Helmholtz
+//! solve of the increment, a projection and the pressure update (seed sec. 2).
+
+use crate::boundary::Boundaries;
+use crate::grid::{Field, Grid, Unknowns};
+use crate::momentum::{add_increment, explicit_increments, MomentumTerms, Stage};
+use crate::poisson::SeparableSolver;
+use crate::projection::{divergence, scatter, subtract_gradient, update_pressure};
+use rayon::prelude::*;
+use silt_core::rk3::{ALPHA, GAMMA, ZETA};
+
+/// Treatment of the viscous term.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Viscous {
+    /// In the Runge–Kutta right-hand side (time step limited by nu dt / h^2).
+    Explicit,
+    /// Crank–Nicolson over each stage, solved directly (seed sec. 2).
+    CrankNicolson,
+}
+
+/// How the flow is driven along one axis (which must be periodic).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Driving {
+    None,
+    /// Constant mean pressure gradient dp/dx_axis (kinematic, i.e. divided by the density).
+    PressureGradient {
+        axis: usize,
+        gradient: f64,
+    },
+    /// Constant bulk velocity (flow rate per cross-section area), held by a uniform correction after every
+    /// projection; the mean pressure gradient this takes is recorded.
+    FlowRate {
+        axis: usize,
+        bulk_velocity: f64,
+    },
+}
+
+/// How the time step is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum TimeStep {
+    Fixed(f64),
+    /// dt = cfl h / max(|u| + |v| + |w|), at most `max` and within the explicit viscous limit.
+    Cfl {
+        cfl: f64,
+        max: f64,
+    },
+}
+
+/// Convective stability limit of RK3 with central differences: the CFL number (sum over the axes of
+/// |u_c| dt / h) must stay below sqrt(3) (the scheme's reach along the imaginary axis).
+pub const CFL_LIMIT: f64 = 1.732_050_807_568_877_2;
+/// Reach of the three-stage RK3 along the negative real axis (|lambda dt| <= 2.51): with the 7-point
+/// Laplacian, nu dt (4/h^2) * 3 <= 2.51.
+pub const VISCOUS_LIMIT: f64 = 2.51;
+
+/// Everything fixed for a run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FluidConfig {
+    pub grid: Grid,
+    pub boundaries: Boundaries,
+    /// Kinematic viscosity nu.
+    pub viscosity: f64,
+    pub viscous: Viscous,
+    pub driving: Driving,
+    /// Uniform body force per unit mass (gravity, or a driving force).
+    pub body_force: [f64; 3],
+    pub time_step: TimeStep,
+}
+
+/// The fluid's state at the end of a step: enough to continue bit for bit.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FluidState {
+    pub velocity: [Field; 3],
+    /// Kinematic pressure p / rho.
+    pub pressure: Field,
+    pub time: f64,
+    pub steps: u64,
+    /// Time step of the last step (0 before the first).
+    pub last_dt: f64,
+    /// Mean pressure gradient that held the flow rate over the last step (flow-rate driving only).
+    pub driving_gradient: f64,
+}
+
+/// Why a step could not be taken.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FluidError {
+    /// A value became non-finite or the CFL number left the stable range.
+    Diverged {
+        time: f64,
+        step: u64,
+        message: String,
+    },
+}
+
+impl std::fmt::Display for FluidError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FluidError::Diverged {
+                time,
+                step,
+                message,
+            } => write!(
+                f,
+                "the flow diverged at step {step} (t = {time:.6e}): {message}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FluidError {}
+
+/// A volume force added inside each stage (the immersed boundary method's direct forcing).
+pub trait StageForcing {
+    /// Called in stage `stage` (0, 1, 2) of a step of length `dt`, after the explicit increment: the
+    /// predicted velocity is u + delta at the unknowns (`unknowns[c]` of component c, compact arrays).
+    /// Adds to `delta` the velocity change the force causes over the stage (its length is
+    /// 2 alpha_k dt, `silt_core::rk3::stage_fraction(stage) * dt`).
+    fn add_force(
+        &mut self,
+        stage: usize,
+        dt: f64,
+        velocity: &[Field; 3],
+        unknowns: &[Unknowns; 3],
+        delta: &mut [Vec<f64>; 3],
+    );
+}
+
+/// No volume force.
+pub struct NoForcing;
+
+impl StageForcing for NoForcing {
+    fn add_force(
+        &mut self,
+        _: usize,
+        _: f64,
+        _: &[Field; 3],
+        _: &[Unknowns; 3],
+        _: &mut [Vec<f64>; 3],
+    ) {
+    }
+}
+
+/// Seconds spent in each part of the step, summed over steps (for the benchmark).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    pub momentum: f64,
+    pub helmholtz: f64,
+    pub poisson: f64,
+    pub correction: f64,
+}
+
+/// The incompressible Navier–Stokes solver.
+pub struct FluidSolver {
+    pub config: FluidConfig,
+    pub state: FluidState,
+    velocity_unknowns: [Unknowns; 3],
+    cells: Unknowns,
+    /// Helmholtz solvers of the three velocity increments (Crank–Nicolson only).
+    helmholtz: Option<[SeparableSolver; 3]>,
+    poisson: SeparableSolver,
+    /// H_{k-1} of each component at its unknowns.
+    previous_rhs: [Vec<f64>; 3],
+    /// The stage increment of each component at its unknowns.
+    delta: [Vec<f64>; 3],
+    /// Right-hand side and solution of the pressure Poisson equation.
+    phi_compact: Vec<f64>,
+    /// Pressure correction with ghost values.
+    phi: Field,
+    /// Response of the streamwise increment to a unit uniform force per stage, with the dt it was
+    /// computed for and its mean (flow-rate driving with Crank–Nicolson).
+    flow_rate_response: [(f64, f64, Vec<f64>); 3],
+    pub times: StageTimes,
+}
+
+impl FluidSolver {
+    /// Sets up the solver for `config`, with the fluid at rest.
+    pub fn new(config: FluidConfig) -> Result<Self, String> {
+        let grid = config.grid;
+        validate(&config)?;
+        let b = &config.boundaries;
+        let spacing = [grid.spacing; 3];
+        let velocity_unknowns = [0, 1, 2].map(|c| b.velocity_unknowns(&grid, c));
+        let cells = b.pressure_unknowns(&grid);
+        let helmholtz = match config.viscous {
+            Viscous::Explicit => None,
+            Viscous::CrankNicolson => {
+                let solvers = [0, 1, 2]
+                    .map(|c| SeparableSolver::new(grid.cells, b.velocity_kinds(c), spacing));
+                let [a, b_, c] = solvers;
+                Some([a?, b_?, c?])
+            }
+        };
+        let poisson = SeparableSolver::new(grid.cells, b.pressure_kinds(), spacing)?;
+        let state = FluidState {
+            velocity: [0, 1, 2].map(|_| Field::zeros(&grid)),
+            pressure: Field::zeros(&grid),
+            time: 0.0,
+            steps: 0,
+            last_dt: 0.0,
+            driving_gradient: 0.0,
+        };
+        let mut solver = FluidSolver {
+            previous_rhs: velocity_unknowns.map(|u| vec![0.0; u.len()]),
+            delta: velocity_unknowns.map(|u| vec![0.0; u.len()]),
+            phi_compact: vec![0.0; cells.len()],
+            phi: Field::zeros(&grid),
+            flow_rate_response: [0, 1, 2].map(|_| (0.0, 0.0, Vec::new())),
+            velocity_unknowns,
+            cells,
+            helmholtz,
+            poisson,
+            config,
+            state,
+            times: StageTimes::default(),
+        };
+        solver.fill_ghosts();
+        Ok(solver)
+    }
+
+    pub fn grid(&self) -> &Grid {
+        &self.config.grid
+    }
+
+    /// The unknowns of velocity component `c`.
+    pub fn velocity_unknowns(&self, c: usize) -> &Unknowns {
+        &self.velocity_unknowns[c]
+    }
+
+    pub fn cells(&self) -> &Unknowns {
+        &self.cells
+    }
+
+    /// Sets velocity component c at each of its unknowns to `velocity(c, position)` (boundary values
+    /// follow from the boundary conditions).
+    pub fn set_velocity(&mut self, velocity: impl Fn(usize, [f64; 3]) -> f64 + Sync) {
+        let grid = self.config.grid;
+        for c in 0..3 {
+            let unknowns = self.velocity_unknowns[c];
+            let field = &mut self.state.velocity[c];
+            for_each_unknown(field, &unknowns, |index, value| {
+                *value = velocity(c, grid.point(crate::grid::Location::Face(c), index));
+            });
+        }
+        self.fill_ghosts();
+    }
+
+    /// Sets the pressure at the cells to `pressure(position)`.
+    pub fn set_pressure(&mut self, pressure: impl Fn([f64; 3]) -> f64 + Sync) {
+        let grid = self.config.grid;
+        let cells = self.cells;
+        for_each_unknown(&mut self.state.pressure, &cells, |index, value| {
+            *value = pressure(grid.point(crate::grid::Location::Centre, index));
+        });
+        self.config
+            .boundaries
+            .fill_scalar_ghosts(&mut self.state.pressure);
+    }
+
+    /// Replaces the state (restart from a checkpoint).
+    pub fn restore(&mut self, state: FluidState) -> Result<(), String> {
+        let dims = self.config.grid.field_dims();
+        if state.pressure.dims != dims || state.velocity.iter().any(|f| f.dims != dims) {
+            return Err(format!(
+                "the checkpoint's fields have {:?} points per axis, the grid needs {dims:?}",
+                state.pressure.dims
+            ));
+        }
+        self.state = state;
+        Ok(())
+    }
+
+    fn fill_ghosts(&mut self) {
+        let b = &self.config.boundaries;
+        for c in 0..3 {
+            b.fill_velocity_ghosts(c, &mut self.state.velocity[c]);
+        }
+        b.fill_scalar_ghosts(&mut self.state.pressure);
+    }
+
+    /// The time step the next step will take.
+    pub fn next_dt(&self) -> f64 {
+        match self.config.time_step {
+            TimeStep::Fixed(dt) => dt,
+            TimeStep::Cfl { cfl, max } => {
+                let speed = crate::diagnostics::max_speed_sum(&self.state.velocity);
+                let h = self.config.grid.spacing;
+                let mut dt = max;
+                if speed > 0.0 {
+                    dt = dt.min(cfl * h / speed);
+                }
+                if self.config.viscous == Viscous::Explicit {
+                    dt = dt.min(0.9 * viscous_limit(self.config.viscosity, h));
+                }
+                dt
+            }
+        }
+    }
+
+    /// Advances the flow by one time step.
+    pub fn step(&mut self) -> Result<(), FluidError> {
+        self.step_with(&mut NoForcing)
+    }
+
+    /// Advances the flow by one time step with a volume force inside each stage.
+    pub fn step_with(&mut self, forcing: &mut dyn StageForcing) -> Result<(), FluidError> {
+        let dt = self.next_dt();
+        let mut gradient = 0.0;
+        for k in 0..3 {
+            gradient += self.stage(k, dt, forcing) * 2.0 * ALPHA[k];
+        }
+        self.state.time += dt;
+        self.state.steps += 1;
+        self.state.last_dt = dt;
+        self.state.driving_gradient = gradient;
+        self.check(dt)
+    }
+
+    /// Runge–Kutta stage `k` of a step of length `dt`; returns the mean pressure gradient that held the flow
+    /// rate over the stage (0 without flow-rate driving).
+    pub fn stage(&mut self, k: usize, dt: f64, forcing: &mut dyn StageForcing) -> f64 {
+        let stage = Stage {
+            gamma: GAMMA[k],
+            zeta: ZETA[k],
+            alpha: ALPHA[k],
+            dt,
+        };
+        let grid = self.config.grid;
+        let h = grid.spacing;
+        let nu = self.config.viscosity;
+        let terms = MomentumTerms {
+            viscosity: nu,
+            explicit_viscous: self.config.viscous == Viscous::Explicit,
+            body_force: self.body_force(),
+        };
+
+        // 1. Explicit increment: convection, forcing, pressure gradient of the previous stage.
+        let clock = std::time::Instant::now();
+        explicit_increments(
+            &self.state.velocity,
+            &self.state.pressure,
+            &self.velocity_unknowns,
+            h,
+            &terms,
+            &stage,
+            &mut self.previous_rhs,
+            &mut self.delta,
+        );
+        // 2. Volume force (immersed boundaries) on the predicted velocity u + delta.
+        forcing.add_force(
+            k,
+            dt,
+            &self.state.velocity,
+            &self.velocity_unknowns,
+            &mut self.delta,
+        );
+        self.times.momentum += clock.elapsed().as_secs_f64();
+
+        // 3. Crank–Nicolson: (1 - alpha dt nu L) delta = explicit increment, boundary values held.
+        let clock = std::time::Instant::now();
+        if let Some(solvers) = &mut self.helmholtz {
+            for (solver, delta) in solvers.iter_mut().zip(&mut self.delta) {
+                solver.solve(1.0, -stage.alpha * dt * nu, delta);
+            }
+        }
+        // Flow-rate driving: the uniform force that brings the bulk velocity to its target.
+        let driving_force = self.flow_rate_force(k, dt);
+        for c in 0..3 {
+            add_increment(
+                &mut self.state.velocity[c],
+                &self.velocity_unknowns[c],
+                &self.delta[c],
+            );
+            self.config
+                .boundaries
+                .fill_velocity_ghosts(c, &mut self.state.velocity[c]);
+        }
+        self.times.helmholtz += clock.elapsed().as_secs_f64();
+
+        // 4. Pressure correction: L phi = D u* / (2 alpha dt).
+        let clock = std::time::Instant::now();
+        let stage_length = 2.0 * stage.alpha * dt;
+        divergence(
+            &self.state.velocity,
+            &self.cells,
+            h,
+            1.0 / stage_length,
+            &mut self.phi_compact,
+        );
+        self.poisson.solve(0.0, 1.0, &mut self.phi_compact);
+        scatter(&self.phi_compact, &self.cells, &mut self.phi);
+        self.config.boundaries.fill_scalar_ghosts(&mut self.phi);
+        self.times.poisson += clock.elapsed().as_secs_f64();
+
+        // 5. Projection and pressure update.
+        let clock = std::time::Instant::now();
+        for c in 0..3 {
+            subtract_gradient(
+                &mut self.state.velocity[c],
+                c,
+                &self.velocity_unknowns[c],
+                &self.phi,
+                stage_length / h,
+            );
+        }
+        let beta = match self.config.viscous {
+            Viscous::Explicit => 0.0,
+            Viscous::CrankNicolson => stage.alpha * dt * nu,
+        };
+        update_pressure(&mut self.state.pressure, &self.cells, &self.phi, h, beta);
+        for c in 0..3 {
+            self.config
+                .boundaries
+                .fill_velocity_ghosts(c, &mut self.state.velocity[c]);
+        }
+        self.config
+            .boundaries
+            .fill_scalar_ghosts(&mut self.state.pressure);
+        self.times.correction += clock.elapsed().as_secs_f64();
+        -driving_force
+    }
+
+    /// Body force per unit mass, including a prescribed mean pressure gradient.
+    fn body_force(&self) -> [f64; 3] {
+        let mut force = self.config.body_force;
+        if let Driving::PressureGradient { axis, gradient } = self.config.driving {
+            force[axis] -= gradient;
+        }
+        force
+    }
+
+    /// Flow-rate driving: adds to the increment of the streamwise velocity the response to the uniform
+    /// force g that makes its mean equal the prescribed bulk velocity, and returns g. The projection leaves
+    /// the mean of a periodic component unchanged, so the bulk velocity is held to round-off. With
+    /// Crank–Nicolson the response r solves (1 - alpha dt nu L) r = 2 alpha dt (walls slow it down); it is
+    /// kept per stage while dt does not change.
+    fn flow_rate_force(&mut self, k: usize, dt: f64) -> f64 {
+        let Driving::FlowRate {
+            axis,
+            bulk_velocity,
+        } = self.config.driving
+        else {
+            return 0.0;
+        };
+        let unknowns = self.velocity_unknowns[axis];
+        let stage_length = 2.0 * ALPHA[k] * dt;
+        let current = crate::diagnostics::mean_over(&self.state.velocity[axis], &unknowns)
+            + crate::diagnostics::mean_of(&self.delta[axis]);
+        match &mut self.helmholtz {
+            None => {
+                let g = (bulk_velocity - current) / stage_length;
+                self.delta[axis]
+                    .par_iter_mut()
+                    .for_each(|d| *d += g * stage_length);
+                g
+            }
+            Some(solvers) => {
+                let cached = &mut self.flow_rate_response[k];
+                if cached.0 != dt {
+                    let mut response = vec![stage_length; unknowns.len()];
+                    solvers[axis].solve(1.0, -ALPHA[k] * dt * self.config.viscosity, &mut response);
+                    *cached = (dt, crate::diagnostics::mean_of(&response), response);
+                }
+                let (_, mean_response, response) = &*cached;
+                let g = (bulk_velocity - current) / mean_response;
+                self.delta[axis]
+                    .par_iter_mut()
+                    .zip(response)
+                    .for_each(|(d, r)| *d += g * r);
+                g
+            }
+        }
+    }
+
+    /// Stops a run whose velocities are no longer finite or whose CFL number left the stable range.
+    fn check(&self, dt: f64) -> Result<(), FluidError> {
+        let speed = crate::diagnostics::max_speed_sum(&self.state.velocity);
+        let cfl = speed * dt / self.config.grid.spacing;
+        let message = if !speed.is_finite() {
+            Some("the velocity is no longer finite".to_string())
+        } else if cfl > CFL_LIMIT {
+            Some(format!(
+                "the CFL number reached {cfl:.3}, above the stability limit {CFL_LIMIT:.3} of RK3 \
+                 (reduce the time step or the CFL number)"
+            ))
+        } else {
+            None
+        };
+        match message {
+            Some(message) => Err(FluidError::Diverged {
+                time: self.state.time,
+                step: self.state.steps,
+                message,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Largest stable explicit viscous time step of RK3 on the 7-point Laplacian: nu dt 12 / h^2 <= 2.51.
+pub fn viscous_limit(viscosity: f64, spacing: f64) -> f64 {
+    VISCOUS_LIMIT * spacing * spacing / (12.0 * viscosity)
+}
+
+/// Refuses configurations the solver cannot run.
+fn validate(config: &FluidConfig) -> Result<(), String> {
+    let grid = &config.grid;
+    config.boundaries.validate()?;
+    for axis in 0..3 {
+        let minimum = if config.boundaries.is_periodic(axis) {
+            2
+        } else {
+            3
+        };
+        if grid.cells[axis] < minimum {
+            return Err(format!(
+                "the grid has {} cell(s) along {}; at least {minimum} are needed ({})",
+                grid.cells[axis],
+                ["x", "y", "z"][axis],
+                if minimum == 2 {
+                    "periodic axis"
+                } else {
+                    "bounded axis"
+                }
+            ));
+        }
+    }
+    if !(grid.spacing.is_finite() && grid.spacing > 0.0) {
+        return Err(format!(
+            "the cell size must be positive and finite, got {}",
+            grid.spacing
+        ));
+    }
+    if !(config.viscosity.is_finite() && config.viscosity > 0.0) {
+        return Err(format!(
+            "the viscosity must be positive and finite, got {}",
+            config.viscosity
+        ));
+    }
+    match config.driving {
+        Driving::None => {}
+        Driving::PressureGradient { axis, gradient } => {
+            check_driving_axis(config, axis)?;
+            if !gradient.is_finite() {
+                return Err("the driving pressure gradient is not finite".into());
+            }
+        }
+        Driving::FlowRate {
+            axis,
+            bulk_velocity,
+        } => {
+            check_driving_axis(config, axis)?;
+            if !bulk_velocity.is_finite() {
+                return Err("the driving bulk velocity is not finite".into());
+            }
+        }
+    }
+    match config.time_step {
+        TimeStep::Fixed(dt) => {
+            if !(dt.is_finite() && dt > 0.0) {
+                return Err(format!("the time step must be positive, got {dt}"));
+            }
+            let limit = viscous_limit(config.viscosity, grid.spacing);
+            if config.viscous == Viscous::Explicit && dt > limit {
+                return Err(format!(
+                    "the time step {dt:e} is above the explicit viscous stability limit \
+                     2.51 h^2 / (12 nu) = {limit:e}; use a smaller time step or Crank–Nicolson"
+                ));
+            }
+        }
+        TimeStep::Cfl { cfl, max } => {
+            if !(cfl > 0.0 && cfl <= CFL_LIMIT) {
+                return Err(format!(
+                    "the CFL number must lie in (0, {CFL_LIMIT:.4}] (stability limit of RK3 with \
+                     central differences), got {cfl}"
+                ));
+            }
+            if !(max.is_finite() && max > 0.0) {
+                return Err(format!("the largest time step must be positive, got {max}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_driving_axis(config: &FluidConfig, axis: usize) -> Result<(), String> {
+    if axis > 2 {
+        return Err(format!("the driving axis must be 0, 1 or 2, got {axis}"));
+    }
+    if !config.boundaries.is_periodic(axis) {
+        return Err(format!(
+            "the flow is driven along {}, which is not periodic: driving needs a periodic axis",
+            ["x", "y", "z"][axis]
+        ));
+    }
+    Ok(())
+}
+
+/// Calls `visit(index, value)` for every unknown of `field`, in parallel over z-planes.
+pub(crate) fn for_each_unknown(
+    field: &mut Field,
+    unknowns: &Unknowns,
+    visit: impl Fn([usize; 3], &mut f64) + Sync,
+) {
+    let [m0, m1, m2] = unknowns.shape;
+    let start = unknowns.start;
+    let row_len = field.dims[0];
+    field
+        .data
+        .par_chunks_mut(field.dims[0] * field.dims[1])
+        .enumerate()
+        .skip(start[2])
+        .take(m2)
+        .for_each(|(k, plane)| {
+            for j in start[1]..start[1] + m1 {
+                for i in start[0]..start[0] + m0 {
+                    visit([i, j, k], &mut plane[i + row_len * j]);
+                }
+            }
+        });
+}

@@ -1,0 +1,214 @@
+//! The solver's contract: refusals with clear messages, a diverging run stops, results independent of
+//! the thread count, restarts bit for bit, and the per-stage volume-force hook.
+
+use silt_fluid::{
+    Boundaries, Boundary, Driving, Field, FluidConfig, FluidSolver, Grid, StageForcing, TimeStep,
+    Unknowns, Viscous,
+};
+
+fn config(cells: [usize; 3], boundaries: Boundaries, viscous: Viscous, dt: f64) -> FluidConfig {
+    FluidConfig {
+        grid: Grid {
+            cells,
+            spacing: 0.1,
+            origin: [0.0; 3],
+        },
+        boundaries,
+        viscosity: 0.01,
+        viscous,
+        driving: Driving::None,
+        body_force: [0.0; 3],
+        time_step: TimeStep::Fixed(dt),
+    }
+}
+
+fn refusal(config: FluidConfig) -> String {
+    match FluidSolver::new(config) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn impossible_set_ups_are_refused_with_a_reason() {
+    let mut b = Boundaries::periodic();
+    b.faces[1][0] = Boundary::WALL;
+    let e = refusal(config([8, 8, 8], b, Viscous::CrankNicolson, 1e-3));
+    assert!(e.contains("periodic at one end only"), "{e}");
+
+    let mut b = Boundaries::channel(1);
+    b.faces[1][1] = Boundary::NoSlip {
+        velocity: [0.0, 1.0, 0.0],
+    };
+    let e = refusal(config([8, 8, 8], b, Viscous::CrankNicolson, 1e-3));
+    assert!(e.contains("normal to itself"), "{e}");
+
+    let e = refusal(config(
+        [8, 2, 8],
+        Boundaries::channel(1),
+        Viscous::CrankNicolson,
+        1e-3,
+    ));
+    assert!(e.contains("at least 3"), "{e}");
+
+    let e = refusal(config(
+        [8, 8, 1],
+        Boundaries::periodic(),
+        Viscous::CrankNicolson,
+        1e-3,
+    ));
+    assert!(e.contains("at least 2"), "{e}");
+
+    // Explicit viscous terms: nu dt / h^2 = 0.5 is beyond the RK3 limit 2.51 / 12.
+    let e = refusal(config(
+        [8, 8, 8],
+        Boundaries::periodic(),
+        Viscous::Explicit,
+        0.5,
+    ));
+    assert!(e.contains("viscous stability limit"), "{e}");
+
+    let mut c = config([8, 8, 8], Boundaries::periodic(), Viscous::Explicit, 1e-3);
+    c.time_step = TimeStep::Cfl { cfl: 2.0, max: 1.0 };
+    let e = refusal(c);
+    assert!(e.contains("CFL number must lie in"), "{e}");
+
+    let mut c = config([8, 8, 8], Boundaries::channel(1), Viscous::Explicit, 1e-3);
+    c.driving = Driving::FlowRate {
+        axis: 1,
+        bulk_velocity: 1.0,
+    };
+    let e = refusal(c);
+    assert!(e.contains("not periodic"), "{e}");
+}
+
+fn taylor_green(solver: &mut FluidSolver) {
+    let l = solver.grid().lengths();
+    let k = l.map(|l| 2.0 * std::f64::consts::PI / l);
+    solver.set_velocity(|c, [x, y, z]| match c {
+        0 => (k[0] * x).sin() * (k[1] * y).cos() * (k[2] * z).cos(),
+        1 => -(k[0] * x).cos() * (k[1] * y).sin() * (k[2] * z).cos(),
+        _ => 0.0,
+    });
+}
+
+#[test]
+fn a_run_beyond_the_cfl_limit_stops_with_a_message() {
+    // Crank–Nicolson has no viscous limit; dt = 0.5 with |u| ~ 1 on h = 0.1 is a CFL number of ~10.
+    let mut s = FluidSolver::new(config(
+        [8, 8, 8],
+        Boundaries::periodic(),
+        Viscous::CrankNicolson,
+        0.5,
+    ))
+    .unwrap();
+    taylor_green(&mut s);
+    let error = (0..20)
+        .find_map(|_| s.step().err())
+        .expect("the run must stop");
+    let message = error.to_string();
+    assert!(
+        message.contains("CFL") || message.contains("finite"),
+        "{message}"
+    );
+}
+
+fn run(config: &FluidConfig, steps: u64) -> FluidSolver {
+    let mut s = FluidSolver::new(config.clone()).unwrap();
+    taylor_green(&mut s);
+    for _ in 0..steps {
+        s.step().unwrap();
+    }
+    s
+}
+
+fn bits(f: &Field) -> Vec<u64> {
+    f.data.iter().map(|v| v.to_bits()).collect()
+}
+
+fn channel_config(viscous: Viscous) -> FluidConfig {
+    let mut c = config([12, 10, 8], Boundaries::channel(1), viscous, 0.01);
+    c.boundaries.faces[2] = [Boundary::FreeSlip, Boundary::WALL];
+    c.driving = Driving::FlowRate {
+        axis: 0,
+        bulk_velocity: 0.5,
+    };
+    c
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    for config in [
+        config([12, 10, 8], Boundaries::periodic(), Viscous::Explicit, 0.01),
+        channel_config(Viscous::CrankNicolson),
+    ] {
+        let runs: Vec<FluidSolver> = [1, 2]
+            .map(|threads| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(|| run(&config, 6))
+            })
+            .into();
+        for c in 0..3 {
+            assert_eq!(
+                bits(&runs[0].state.velocity[c]),
+                bits(&runs[1].state.velocity[c])
+            );
+        }
+        assert_eq!(bits(&runs[0].state.pressure), bits(&runs[1].state.pressure));
+    }
+}
+
+#[test]
+fn a_restart_continues_bit_for_bit() {
+    for viscous in [Viscous::Explicit, Viscous::CrankNicolson] {
+        let config = channel_config(viscous);
+        let continuous = run(&config, 8);
+        let first_leg = run(&config, 3);
+        let mut second_leg = FluidSolver::new(config.clone()).unwrap();
+        second_leg.restore(first_leg.state.clone()).unwrap();
+        for _ in 0..5 {
+            second_leg.step().unwrap();
+        }
+        assert_eq!(continuous.state, second_leg.state, "{viscous:?}");
+    }
+}
+
+/// A uniform force along x in every stage, through the hook.
+struct UniformForce(f64);
+
+impl StageForcing for UniformForce {
+    fn add_force(
+        &mut self,
+        stage: usize,
+        dt: f64,
+        _velocity: &[Field; 3],
+        _unknowns: &[Unknowns; 3],
+        delta: &mut [Vec<f64>; 3],
+    ) {
+        let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
+        for d in &mut delta[0] {
+            *d += self.0 * stage_length;
+        }
+    }
+}
+
+#[test]
+fn the_stage_volume_force_accelerates_a_periodic_box_uniformly() {
+    let mut s = FluidSolver::new(config(
+        [8, 6, 4],
+        Boundaries::periodic(),
+        Viscous::CrankNicolson,
+        0.05,
+    ))
+    .unwrap();
+    let mut force = UniformForce(2.0);
+    for _ in 0..10 {
+        s.step_with(&mut force).unwrap();
+    }
+    let unknowns = *s.velocity_unknowns(0);
+    let mean = silt_fluid::diagnostics::mean_over(&s.state.velocity[0], &unknowns);
+    assert!((mean - 2.0 * 0.5).abs() < 1e-13, "mean u = {mean}");
+}

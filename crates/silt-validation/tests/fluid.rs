@@ -1,0 +1,116 @@
+//! Quick versions of the fluid validation cases (references and tolerances: validation/taylor-green and
+//! validation/channel-flows).
+
+use silt_fluid::Viscous;
+use silt_validation::{channel, taylor_green as tg};
+
+#[test]
+fn taylor_green_2d_converges_at_second_order() {
+    for viscous in [Viscous::Explicit, Viscous::CrankNicolson] {
+        let rows = tg::convergence(&[16, 32, 64], false, 0.1, 1.0, 0.2, viscous).unwrap();
+        let orders = tg::observed_orders(&rows, false);
+        for order in &orders {
+            assert!(
+                (1.9..=2.1).contains(order),
+                "{viscous:?}: orders {orders:?}"
+            );
+        }
+        for row in &rows {
+            assert!(
+                row.divergence < 1e-12,
+                "{viscous:?}: divergence {:e}",
+                row.divergence
+            );
+        }
+    }
+}
+
+#[test]
+fn taylor_green_3d_converges_at_second_order() {
+    let rows = tg::convergence(&[16, 32, 64], true, 0.1, 0.5, 0.2, Viscous::Explicit).unwrap();
+    let orders = tg::observed_orders(&rows, true);
+    assert!((1.9..=2.1).contains(&orders[0]), "orders {orders:?}");
+    for row in &rows {
+        assert!(row.divergence < 1e-12, "divergence {:e}", row.divergence);
+    }
+}
+
+#[test]
+fn taylor_green_2d_energy_decays_as_exp_minus_4_nu_t() {
+    let rows = tg::energy_decay(64, 0.01, 0.2, Viscous::CrankNicolson, 4).unwrap();
+    for &(t, computed, exact) in &rows {
+        let error = (computed / exact - 1.0).abs();
+        assert!(
+            error < 1e-3,
+            "t = {t}: E/E0 = {computed}, exact {exact}, error {error:e}"
+        );
+    }
+}
+
+#[test]
+fn steady_poiseuille_is_the_discrete_parabola_and_second_order() {
+    let coarse = channel::steady_poiseuille(16, Viscous::CrankNicolson, 0.01, 3.0).unwrap();
+    let fine = channel::steady_poiseuille(32, Viscous::CrankNicolson, 0.01, 3.0).unwrap();
+    for r in [&coarse, &fine] {
+        assert!(
+            r.discrete_error < 1e-10,
+            "{} cells: {:e}",
+            r.cells,
+            r.discrete_error
+        );
+    }
+    let order = (coarse.analytic_error / fine.analytic_error).log2();
+    assert!((1.9..=2.1).contains(&order), "order {order}");
+}
+
+#[test]
+fn steady_couette_is_exact() {
+    for viscous in [Viscous::CrankNicolson, Viscous::Explicit] {
+        let dt = if viscous == Viscous::Explicit {
+            1e-4
+        } else {
+            0.01
+        };
+        let r = channel::steady_couette(16, viscous, dt, 3.0).unwrap();
+        assert!(
+            r.discrete_error < 1e-10,
+            "{viscous:?}: {:e}",
+            r.discrete_error
+        );
+    }
+}
+
+#[test]
+fn poiseuille_startup_matches_the_series_solution() {
+    for viscous in [Viscous::CrankNicolson, Viscous::Explicit] {
+        let dt = if viscous == Viscous::Explicit {
+            1e-4
+        } else {
+            1e-3
+        };
+        let (error, _) = channel::startup(32, viscous, dt).unwrap();
+        assert!(error < 5e-3, "{viscous:?}: {error:e}");
+    }
+}
+
+#[test]
+fn flow_rate_is_held_and_its_gradient_balances_the_walls() {
+    for viscous in [Viscous::CrankNicolson, Viscous::Explicit] {
+        let (dt, steps) = if viscous == Viscous::Explicit {
+            (2e-4, 15_000)
+        } else {
+            (0.01, 300)
+        };
+        let (deviation, gradient) = channel::flow_rate(16, viscous, dt, steps).unwrap();
+        assert!(
+            deviation < 1e-12,
+            "{viscous:?}: bulk velocity off by {deviation:e}"
+        );
+        // Steady discrete balance: the bulk velocity of the discrete parabola for dp/dx = -G.
+        let expected = -1.0 / channel::discrete_bulk_velocity_per_gradient(16, 1.0);
+        assert!(
+            (gradient / expected - 1.0).abs() < 1e-9,
+            "{viscous:?}: gradient {gradient}, expected {expected}"
+        );
+    }
+}
