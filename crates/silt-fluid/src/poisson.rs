@@ -566,6 +566,28 @@ impl SeparableSolver {
         self.len() == 0
     }
 
+    /// Bytes held between solves: eigenvalues, stencil tables and the cached z factorisations (the
+    /// per-plane transform buffers live only during a solve).
+    pub fn allocated_bytes(&self) -> usize {
+        let f64s = |v: &Vec<f64>| v.capacity() * std::mem::size_of::<f64>();
+        let factors: usize = self
+            .cache
+            .iter()
+            .map(|f| {
+                f64s(&f.lower)
+                    + f64s(&f.upper)
+                    + f64s(&f.inv_pivot)
+                    + f.cyclic.as_ref().map_or(0, |c| {
+                        f64s(&c.z) + f64s(&c.beta_over_gamma) + f64s(&c.inv_denominator)
+                    })
+            })
+            .sum();
+        factors
+            + f64s(&self.lambda_x)
+            + f64s(&self.lambda_y)
+            + self.x_mode.capacity() * std::mem::size_of::<usize>()
+    }
+
     /// Whether `a·φ + b·L_h φ` is singular (constants in its null space) for this `a`.
     pub fn is_singular(&self, a: f64) -> bool {
         a == 0.0 && self.kinds.iter().all(|k| k.has_zero_mode())

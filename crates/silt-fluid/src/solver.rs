@@ -278,6 +278,34 @@ impl FluidSolver {
         b.fill_scalar_ghosts(&mut self.state.pressure);
     }
 
+    /// Bytes of the solver's arrays: fields, stage arrays and the linear solvers' tables.
+    pub fn allocated_bytes(&self) -> usize {
+        let f64s = |v: &Vec<f64>| v.capacity() * std::mem::size_of::<f64>();
+        let fields: usize = self
+            .state
+            .velocity
+            .iter()
+            .chain([&self.state.pressure, &self.phi])
+            .map(|f| f64s(&f.data))
+            .sum();
+        let stage: usize = self
+            .previous_rhs
+            .iter()
+            .chain(&self.delta)
+            .chain(self.flow_rate_response.iter().map(|r| &r.2))
+            .map(f64s)
+            .sum::<usize>()
+            + f64s(&self.phi_compact);
+        let solvers = self.poisson.allocated_bytes()
+            + self
+                .helmholtz
+                .iter()
+                .flatten()
+                .map(SeparableSolver::allocated_bytes)
+                .sum::<usize>();
+        fields + stage + solvers
+    }
+
     /// The time step the next step will take.
     pub fn next_dt(&self) -> f64 {
         match self.config.time_step {

@@ -3,6 +3,7 @@
 //! beside each case in `validation/<case>/`.
 
 pub mod bench_dem;
+pub mod bench_fluid;
 pub mod channel;
 pub mod normal_collision;
 pub mod oblique_collision;

@@ -1,0 +1,300 @@
+//! `silt bench fluid`: time steps of the fluid solver on the two problems the issue names, beside the
+//! figures of CaNS (Costa 2018) measured on this machine, and a STREAM triad for the memory bandwidth.
+//!
+//! (a) Taylor–Green vortex, 128^3, triply periodic, Re = 1600 (u = sin x cos y cos z, ...,
+//!     nu = 1/1600 on [0, 2 pi)^3);
+//! (b) channel 128^3 with walls at z = 0 and 1 (h = 1/128), constant flow rate (bulk velocity 1,
+//!     Re_b = 5600), started from the laminar profile with a few deterministic disturbances.
+//!
+//! Each is run with explicit and with Crank–Nicolson viscous terms, at 1 and 2 threads.
+
+use crate::bench_dem::{machine, pool};
+use rayon::prelude::*;
+use silt_fluid::{Boundaries, Driving, FluidConfig, FluidSolver, Grid, TimeStep, Viscous};
+use std::f64::consts::PI;
+use std::time::Instant;
+
+/// CaNS, -O3, explicit viscous terms, 55 steps without output (issue 3): seconds per step on 1 and 2
+/// MPI ranks.
+pub const CANS_TAYLOR_GREEN: [f64; 2] = [0.461, 0.238];
+pub const CANS_CHANNEL: [f64; 2] = [0.405, 0.214];
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct FluidBenchOptions {
+    pub cells: usize,
+    pub threads: Vec<usize>,
+    /// Untimed steps first (they build the solvers' factorisations).
+    pub warmup_steps: u64,
+    pub timed_steps: u64,
+}
+
+impl Default for FluidBenchOptions {
+    fn default() -> Self {
+        FluidBenchOptions {
+            cells: 128,
+            threads: vec![1, 2],
+            warmup_steps: 2,
+            timed_steps: 20,
+        }
+    }
+}
+
+impl FluidBenchOptions {
+    /// A small version for a smoke test.
+    pub fn quick() -> Self {
+        FluidBenchOptions {
+            cells: 32,
+            threads: vec![1, 2],
+            warmup_steps: 1,
+            timed_steps: 3,
+        }
+    }
+}
+
+/// One timed configuration.
+#[derive(Clone, Debug)]
+pub struct FluidBenchRow {
+    pub case: &'static str,
+    pub viscous: Viscous,
+    pub threads: usize,
+    pub seconds_per_step: f64,
+    pub million_cell_steps_per_second: f64,
+    /// Doubles held per cell by the solver (fields, stage arrays, solver tables).
+    pub doubles_per_cell: f64,
+    /// Seconds per step in: momentum right-hand side, Helmholtz (and velocity update), Poisson,
+    /// correction (projection, pressure update, driving, ghosts).
+    pub split: [f64; 4],
+    /// CaNS's seconds per step for this case and thread count (explicit viscous terms), if measured.
+    pub cans: Option<f64>,
+}
+
+/// STREAM triad a = b + s c over arrays far larger than the caches.
+#[derive(Clone, Debug)]
+pub struct TriadRow {
+    pub threads: usize,
+    pub gigabytes_per_second: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct FluidBenchReport {
+    pub machine: String,
+    pub cells: usize,
+    pub rows: Vec<FluidBenchRow>,
+    pub triad: Vec<TriadRow>,
+}
+
+impl FluidBenchReport {
+    /// Markdown tables.
+    pub fn table(&self) -> String {
+        let n = self.cells;
+        let mut out = format!(
+            "{n}^3 cells, {}\n\n| case | viscous | threads | s/step | M cell-steps/s | CaNS s/step | Silt / CaNS | doubles/cell | momentum | Helmholtz | Poisson | correction |\n\
+             |------|---------|--------:|-------:|---------------:|------------:|------------:|-------------:|---------:|----------:|--------:|-----------:|\n",
+            self.machine
+        );
+        for r in &self.rows {
+            let (cans, ratio) = match r.cans {
+                Some(c) => (format!("{c:.3}"), format!("{:.2}", r.seconds_per_step / c)),
+                None => ("-".into(), "-".into()),
+            };
+            out += &format!(
+                "| {} | {} | {} | {:.3} | {:.2} | {cans} | {ratio} | {:.1} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                r.case,
+                match r.viscous {
+                    Viscous::Explicit => "explicit",
+                    Viscous::CrankNicolson => "Crank–Nicolson",
+                },
+                r.threads,
+                r.seconds_per_step,
+                r.million_cell_steps_per_second,
+                r.doubles_per_cell,
+                r.split[0],
+                r.split[1],
+                r.split[2],
+                r.split[3],
+            );
+        }
+        out += "\nImplicit / explicit cost per step:\n\n| case | threads | ratio |\n|------|--------:|------:|\n";
+        for explicit in self.rows.iter().filter(|r| r.viscous == Viscous::Explicit) {
+            if let Some(implicit) = self.rows.iter().find(|r| {
+                r.case == explicit.case
+                    && r.threads == explicit.threads
+                    && r.viscous == Viscous::CrankNicolson
+            }) {
+                out += &format!(
+                    "| {} | {} | {:.2} |\n",
+                    explicit.case,
+                    explicit.threads,
+                    implicit.seconds_per_step / explicit.seconds_per_step
+                );
+            }
+        }
+        out +=
+            "\nSTREAM triad (a = b + s c, 3 x 160 MB):\n\n| threads | GB/s |\n|--------:|-----:|\n";
+        for t in &self.triad {
+            out += &format!("| {} | {:.1} |\n", t.threads, t.gigabytes_per_second);
+        }
+        out
+    }
+}
+
+/// The Taylor–Green problem (a) on n^3 cells.
+pub fn taylor_green(n: usize, viscous: Viscous) -> FluidSolver {
+    let h = 2.0 * PI / n as f64;
+    let config = FluidConfig {
+        grid: Grid {
+            cells: [n; 3],
+            spacing: h,
+            origin: [0.0; 3],
+        },
+        boundaries: Boundaries::periodic(),
+        viscosity: 1.0 / 1600.0,
+        viscous,
+        driving: Driving::None,
+        body_force: [0.0; 3],
+        time_step: TimeStep::Fixed(0.25 * h),
+    };
+    let mut s = FluidSolver::new(config).expect("valid Taylor–Green set-up");
+    s.set_velocity(|c, [x, y, z]| match c {
+        0 => x.sin() * y.cos() * z.cos(),
+        1 => -x.cos() * y.sin() * z.cos(),
+        _ => 0.0,
+    });
+    s.set_pressure(|[x, y, z]| {
+        ((2.0 * x).cos() + (2.0 * y).cos()) * ((2.0 * z).cos() + 2.0) / 16.0
+    });
+    s
+}
+
+/// The channel problem (b) on n^3 cells: walls at z = 0 and 1.
+pub fn channel(n: usize, viscous: Viscous) -> FluidSolver {
+    let h = 1.0 / n as f64;
+    let config = FluidConfig {
+        grid: Grid {
+            cells: [n; 3],
+            spacing: h,
+            origin: [0.0; 3],
+        },
+        boundaries: Boundaries::channel(2),
+        viscosity: 1.0 / 5600.0,
+        viscous,
+        driving: Driving::FlowRate {
+            axis: 0,
+            bulk_velocity: 1.0,
+        },
+        body_force: [0.0; 3],
+        time_step: TimeStep::Fixed(0.2 * h),
+    };
+    let mut s = FluidSolver::new(config).expect("valid channel set-up");
+    let k = 2.0 * PI;
+    s.set_velocity(|c, [x, y, z]| {
+        let wall = (PI * z).sin();
+        match c {
+            0 => 6.0 * z * (1.0 - z) + 0.1 * wall * (k * y).cos() * (2.0 * k * x).sin(),
+            1 => 0.1 * wall * (k * x).cos() * (k * y).sin(),
+            _ => 0.05 * wall * wall * (k * x).sin() * (k * y).cos(),
+        }
+    });
+    s
+}
+
+/// Builds a benchmark problem on n^3 cells.
+type MakeSolver = fn(usize, Viscous) -> FluidSolver;
+
+/// Times the steps of a fresh solver built by `make`, in a pool of `threads` threads.
+fn time_case(
+    case: &'static str,
+    make: MakeSolver,
+    cans: [f64; 2],
+    viscous: Viscous,
+    threads: usize,
+    options: &FluidBenchOptions,
+) -> Result<FluidBenchRow, String> {
+    pool(threads).install(|| {
+        let mut s = make(options.cells, viscous);
+        for _ in 0..options.warmup_steps {
+            s.step().map_err(|e| e.to_string())?;
+        }
+        s.times = Default::default();
+        let clock = Instant::now();
+        for _ in 0..options.timed_steps {
+            s.step().map_err(|e| e.to_string())?;
+        }
+        let seconds = clock.elapsed().as_secs_f64() / options.timed_steps as f64;
+        let t = s.times;
+        let steps = options.timed_steps as f64;
+        let cells = s.grid().cell_count() as f64;
+        Ok(FluidBenchRow {
+            case,
+            viscous,
+            threads,
+            seconds_per_step: seconds,
+            million_cell_steps_per_second: cells / seconds / 1e6,
+            doubles_per_cell: s.allocated_bytes() as f64 / 8.0 / cells,
+            split: [t.momentum, t.helmholtz, t.poisson, t.correction].map(|x| x / steps),
+            cans: (options.cells == 128 && viscous == Viscous::Explicit && threads <= 2)
+                .then(|| cans[threads - 1]),
+        })
+    })
+}
+
+/// STREAM triad over three arrays of 20 million doubles, best of five.
+pub fn stream_triad(threads: usize) -> TriadRow {
+    const LEN: usize = 20_000_000;
+    let b = vec![1.0f64; LEN];
+    let c = vec![2.0f64; LEN];
+    let mut a = vec![0.0f64; LEN];
+    let best = pool(threads).install(|| {
+        (0..5)
+            .map(|_| {
+                let clock = Instant::now();
+                a.par_chunks_mut(1 << 16)
+                    .zip(b.par_chunks(1 << 16))
+                    .zip(c.par_chunks(1 << 16))
+                    .for_each(|((a, b), c)| {
+                        for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
+                            *a = b + 3.0 * c;
+                        }
+                    });
+                clock.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    });
+    std::hint::black_box(&a);
+    TriadRow {
+        threads,
+        gigabytes_per_second: 3.0 * 8.0 * LEN as f64 / best / 1e9,
+    }
+}
+
+/// Runs the benchmark, reporting progress through `progress`.
+pub fn run(
+    options: &FluidBenchOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<FluidBenchReport, String> {
+    let mut rows = Vec::new();
+    let cases: [(&'static str, MakeSolver, [f64; 2]); 2] = [
+        ("Taylor–Green", taylor_green, CANS_TAYLOR_GREEN),
+        ("channel", channel, CANS_CHANNEL),
+    ];
+    for (case, make, cans) in cases {
+        for viscous in [Viscous::Explicit, Viscous::CrankNicolson] {
+            for &threads in &options.threads {
+                progress(&format!(
+                    "{case} {}^3, {viscous:?}, {threads} thread(s)...",
+                    options.cells
+                ));
+                rows.push(time_case(case, make, cans, viscous, threads, options)?);
+            }
+        }
+    }
+    progress("STREAM triad...");
+    let triad = options.threads.iter().map(|&t| stream_triad(t)).collect();
+    Ok(FluidBenchReport {
+        machine: machine(),
+        cells: options.cells,
+        rows,
+        triad,
+    })
+}
