@@ -236,11 +236,13 @@ impl FluidSolver {
     pub fn set_velocity(&mut self, velocity: impl Fn(usize, [f64; 3]) -> f64 + Sync) {
         let grid = self.config.grid;
         for c in 0..3 {
-            let unknowns = self.velocity_unknowns[c];
+            let outflows = self.config.boundaries.outflow_planes(&grid, c);
             let field = &mut self.state.velocity[c];
-            for_each_unknown(field, &unknowns, |index, value| {
-                *value = velocity(c, grid.point(crate::grid::Location::Face(c), index));
-            });
+            for points in std::iter::once(self.velocity_unknowns[c]).chain(outflows) {
+                for_each_unknown(field, &points, |index, value| {
+                    *value = velocity(c, grid.point(crate::grid::Location::Face(c), index));
+                });
+            }
         }
         self.fill_ghosts();
     }
@@ -273,7 +275,7 @@ impl FluidSolver {
     fn fill_ghosts(&mut self) {
         let b = &self.config.boundaries;
         for c in 0..3 {
-            b.fill_velocity_ghosts(c, &mut self.state.velocity[c]);
+            b.fill_velocity_ghosts(&self.config.grid, c, &mut self.state.velocity[c]);
         }
         b.fill_scalar_ghosts(&mut self.state.pressure);
     }
@@ -374,6 +376,15 @@ impl FluidSolver {
             &mut self.previous_rhs,
             &mut self.delta,
         );
+        // Outflow faces are carried out of the domain over the stage (held in the Helmholtz solve).
+        for c in 0..3 {
+            self.config.boundaries.advect_outflow(
+                &grid,
+                c,
+                &mut self.state.velocity[c],
+                2.0 * stage.alpha * dt,
+            );
+        }
         // 2. Volume force (immersed boundaries) on the predicted velocity u + delta.
         forcing.add_force(
             k,
@@ -401,7 +412,7 @@ impl FluidSolver {
             );
             self.config
                 .boundaries
-                .fill_velocity_ghosts(c, &mut self.state.velocity[c]);
+                .fill_velocity_ghosts(&grid, c, &mut self.state.velocity[c]);
         }
         self.times.helmholtz += clock.elapsed().as_secs_f64();
 
@@ -423,13 +434,16 @@ impl FluidSolver {
         // 5. Projection and pressure update.
         let clock = std::time::Instant::now();
         for c in 0..3 {
-            subtract_gradient(
-                &mut self.state.velocity[c],
-                c,
-                &self.velocity_unknowns[c],
-                &self.phi,
-                stage_length / h,
-            );
+            let outflows = self.config.boundaries.outflow_planes(&grid, c);
+            for points in std::iter::once(self.velocity_unknowns[c]).chain(outflows) {
+                subtract_gradient(
+                    &mut self.state.velocity[c],
+                    c,
+                    &points,
+                    &self.phi,
+                    stage_length / h,
+                );
+            }
         }
         let beta = match self.config.viscous {
             Viscous::Explicit => 0.0,
@@ -439,7 +453,7 @@ impl FluidSolver {
         for c in 0..3 {
             self.config
                 .boundaries
-                .fill_velocity_ghosts(c, &mut self.state.velocity[c]);
+                .fill_velocity_ghosts(&grid, c, &mut self.state.velocity[c]);
         }
         self.config
             .boundaries

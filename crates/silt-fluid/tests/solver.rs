@@ -212,3 +212,69 @@ fn the_stage_volume_force_accelerates_a_periodic_box_uniformly() {
     let mean = silt_fluid::diagnostics::mean_over(&s.state.velocity[0], &unknowns);
     assert!((mean - 2.0 * 0.5).abs() < 1e-13, "mean u = {mean}");
 }
+
+#[test]
+fn inflow_needs_an_outflow_and_must_point_inwards() {
+    let inflow = Boundary::Inflow {
+        velocity: [1.0, 0.0, 0.0],
+        profile: silt_fluid::boundary::InflowProfile::Uniform,
+    };
+    let mut b = Boundaries::channel(1);
+    b.faces[0] = [inflow, Boundary::WALL];
+    let e = refusal(config([8, 8, 4], b, Viscous::CrankNicolson, 1e-3));
+    assert!(e.contains("needs an outflow"), "{e}");
+    b.faces[0] = [Boundary::Outflow, inflow];
+    let e = refusal(config([8, 8, 4], b, Viscous::CrankNicolson, 1e-3));
+    assert!(e.contains("does not point into the domain"), "{e}");
+}
+
+/// Developing channel flow: parabolic inflow at x = 0, convective outflow at x = L, walls in y.
+#[test]
+fn inflow_and_outflow_carry_a_developed_channel_flow_through() {
+    let mut b = Boundaries::channel(1);
+    b.faces[0] = [
+        Boundary::Inflow {
+            velocity: [1.0, 0.0, 0.0],
+            profile: silt_fluid::boundary::InflowProfile::Parabolic,
+        },
+        Boundary::Outflow,
+    ];
+    let ny = 16;
+    let mut c = config([2 * ny, ny, 2], b, Viscous::CrankNicolson, 0.02);
+    c.grid.spacing = 1.0 / ny as f64;
+    c.viscosity = 0.1;
+    let mut s = FluidSolver::new(c).unwrap();
+    s.set_velocity(|c, [_, y, _]| if c == 0 { 6.0 * y * (1.0 - y) } else { 0.0 });
+    for _ in 0..300 {
+        s.step().unwrap();
+    }
+    let h = s.grid().spacing;
+    let mut work = Vec::new();
+    let divergence =
+        silt_fluid::projection::max_divergence(&s.state.velocity, s.cells(), h, &mut work);
+    assert!(divergence * h < 1e-12, "divergence {divergence:e}");
+    // Mass balance: the flux through the outflow face equals the inflow's.
+    let u = &s.state.velocity[0];
+    let n = s.grid().cells[0];
+    let flux = |i: usize| (1..=ny).map(|j| u.at(i, j, 1)).sum::<f64>() * h;
+    assert!((flux(0) - 1.0).abs() < 1e-12, "inflow flux {}", flux(0));
+    assert!(
+        (flux(n) - flux(0)).abs() < 1e-12,
+        "outflow flux {} ",
+        flux(n)
+    );
+    // Near the outflow the profile is the developed parabola, to the discretisation error.
+    let worst = (1..=ny)
+        .map(|j| {
+            let y = (j as f64 - 0.5) * h;
+            (u.at(n - 1, j, 1) - 6.0 * y * (1.0 - y)).abs()
+        })
+        .fold(0.0, f64::max);
+    eprintln!("outflow profile deviation {worst:e}");
+    assert!(worst < 0.02, "outflow profile off by {worst}");
+    let v_max = s.state.velocity[1]
+        .data
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(v_max < 0.02, "cross-flow {v_max}");
+}
