@@ -7,6 +7,7 @@
 
 use crate::grid::{Field, Grid, Location, Unknowns};
 use crate::poisson::AxisKind;
+use rayon::prelude::*;
 
 /// Condition on one face of the box.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -356,29 +357,55 @@ pub(crate) fn for_each_point(dims: [usize; 3], points: &Unknowns, mut visit: imp
 }
 
 /// Sets every point of plane `to` (normal to `axis`, ghosts of the other axes included) from the point
-/// of plane `from` on the same line: `value(index of the point set, f[from])`.
+/// of plane `from` on the same line: `value(index of the point set, f[from])`. Planes normal to x and y
+/// are handled z-plane by z-plane in parallel; a plane normal to z is one contiguous block.
 fn map_plane(
     f: &mut Field,
     axis: usize,
     from: usize,
     to: usize,
-    value: impl Fn([usize; 3], f64) -> f64,
+    value: impl Fn([usize; 3], f64) -> f64 + Sync,
 ) {
-    let d = f.dims;
-    let (u_axis, v_axis) = match axis {
-        0 => (1, 2),
-        1 => (0, 2),
-        _ => (0, 1),
-    };
-    let (su, sv, s) = (f.stride(u_axis), f.stride(v_axis), f.stride(axis));
-    for v in 0..d[v_axis] {
-        for u in 0..d[u_axis] {
-            let base = u * su + v * sv;
-            let mut index = [0; 3];
-            index[axis] = to;
-            index[u_axis] = u;
-            index[v_axis] = v;
-            f.data[base + to * s] = value(index, f.data[base + from * s]);
+    let [d0, d1, _] = f.dims;
+    let plane_len = d0 * d1;
+    match axis {
+        0 | 1 => f
+            .data
+            .par_chunks_mut(plane_len)
+            .enumerate()
+            .for_each(|(k, plane)| {
+                if axis == 0 {
+                    for (j, row) in plane.chunks_mut(d0).enumerate() {
+                        row[to] = value([to, j, k], row[from]);
+                    }
+                } else {
+                    for i in 0..d0 {
+                        plane[to * d0 + i] = value([i, to, k], plane[from * d0 + i]);
+                    }
+                }
+            }),
+        _ => {
+            let update = |target: &mut [f64], source: Option<&[f64]>| {
+                target
+                    .par_chunks_mut(d0)
+                    .enumerate()
+                    .for_each(|(j, target)| {
+                        for (i, t) in target.iter_mut().enumerate() {
+                            let s = source.map_or(*t, |s| s[j * d0 + i]);
+                            *t = value([i, j, to], s);
+                        }
+                    });
+            };
+            let plane = |k: usize| k * plane_len..(k + 1) * plane_len;
+            if from == to {
+                update(&mut f.data[plane(to)], None);
+            } else if from < to {
+                let (low, high) = f.data.split_at_mut(to * plane_len);
+                update(&mut high[..plane_len], Some(&low[plane(from)]));
+            } else {
+                let (low, high) = f.data.split_at_mut(from * plane_len);
+                update(&mut low[plane(to)], Some(&high[..plane_len]));
+            }
         }
     }
 }
