@@ -4,6 +4,7 @@
 
 pub mod bench_dem;
 pub mod bench_fluid;
+pub mod cavity;
 pub mod channel;
 pub mod normal_collision;
 pub mod oblique_collision;

@@ -114,3 +114,11 @@ fn flow_rate_is_held_and_its_gradient_balances_the_walls() {
         );
     }
 }
+
+#[test]
+fn lid_driven_cavity_at_re_100_matches_ghia() {
+    let r = silt_validation::cavity::run(32, 100, 20.0).unwrap();
+    assert!(r.u_error < 0.02, "u off by {}", r.u_error);
+    assert!(r.v_error < 0.02, "v off by {}", r.v_error);
+    assert!(r.last_change < 1e-4, "not steady: {}", r.last_change);
+}
