@@ -1,11 +1,14 @@
 //! The `silt` command: run a scene, check it, run validation cases and benchmarks.
 
 use clap::{Parser, Subcommand};
+use silt_io::fluid_run::{FluidRunError, FluidSimulation};
+use silt_io::fluid_scene::{is_fluid_scene, FluidScene};
 use silt_io::scene::Scene;
 use silt_io::simulation::{RunError, Simulation};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 mod progress;
 mod validate;
@@ -31,6 +34,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scene (without SCENE: the built-in default scene, a polydisperse bed poured onto a floor).
+    /// A scene with a top-level [fluid] table is a fluid scene (incompressible flow on a grid).
     Run {
         scene: Option<PathBuf>,
         /// Output directory (default: silt-output/<scene name>).
@@ -46,7 +50,8 @@ enum Command {
         #[arg(short, long)]
         quiet: bool,
     },
-    /// Check a scene and print derived quantities (contact time, overlaps, Stokes numbers, memory).
+    /// Check a scene and print derived quantities (particles: contact time, overlaps, Stokes numbers,
+    /// memory; fluid: grid, time step and its limits, Reynolds number, memory).
     Check { scene: Option<PathBuf> },
     /// Print the built-in default scene (a commented example of the format).
     DefaultScene,
@@ -63,9 +68,10 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
-    /// Benchmarks: `silt bench dem` runs the LAMMPS settling problem.
+    /// Benchmarks: `silt bench dem` runs the LAMMPS settling problem, `silt bench fluid` the Taylor–Green
+    /// and channel flows at 128^3.
     Bench {
-        /// Benchmark name: dem.
+        /// Benchmark name: dem or fluid.
         name: String,
         /// Smaller problem and fewer steps, for a smoke test.
         #[arg(long)]
@@ -111,19 +117,24 @@ fn main() -> ExitCode {
     }
 }
 
-/// Reads the scene (or the built-in one); on error prints it and returns exit code 2.
-fn load(scene: Option<&Path>) -> Result<(Scene, String), ExitCode> {
-    let (text, source) = match scene {
+/// Reads the scene text (or the built-in one) and where it came from; on error prints it and returns
+/// exit code 2.
+fn read_scene(scene: Option<&Path>) -> Result<(String, PathBuf), ExitCode> {
+    match scene {
         Some(path) => match std::fs::read_to_string(path) {
-            Ok(t) => (t, path.to_path_buf()),
+            Ok(t) => Ok((t, path.to_path_buf())),
             Err(e) => {
                 eprintln!("error: {}: cannot read the scene file: {e}", path.display());
-                return Err(ExitCode::from(2));
+                Err(ExitCode::from(2))
             }
         },
-        None => (DEFAULT_SCENE.to_string(), PathBuf::from(DEFAULT_SCENE_NAME)),
-    };
-    match Scene::parse(&text, &source) {
+        None => Ok((DEFAULT_SCENE.to_string(), PathBuf::from(DEFAULT_SCENE_NAME))),
+    }
+}
+
+/// Parses a particle scene; on error prints it and returns exit code 2.
+fn load(text: String, source: &Path) -> Result<(Scene, String), ExitCode> {
+    match Scene::parse(&text, source) {
         Ok(s) => Ok((s, text)),
         Err(e) => {
             eprintln!("error: {e}");
@@ -133,7 +144,14 @@ fn load(scene: Option<&Path>) -> Result<(Scene, String), ExitCode> {
 }
 
 fn check(scene: Option<&Path>) -> ExitCode {
-    let (scene, _) = match load(scene) {
+    let (text, source) = match read_scene(scene) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if is_fluid_scene(&text) {
+        return check_fluid(&text, &source);
+    }
+    let (scene, _) = match load(text, &source) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -157,7 +175,14 @@ fn run(
     until: Option<f64>,
     quiet: bool,
 ) -> ExitCode {
-    let (scene, text) = match load(scene_path) {
+    let (text, source) = match read_scene(scene_path) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if is_fluid_scene(&text) {
+        return run_fluid(&text, &source, output, resume, until, quiet);
+    }
+    let (scene, text) = match load(text, &source) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -241,6 +266,205 @@ fn run(
                 out_dir.display()
             );
             ExitCode::from(1)
+        }
+    }
+}
+
+fn check_fluid(text: &str, source: &Path) -> ExitCode {
+    let built = FluidScene::parse(text, source).and_then(|scene| {
+        let solver = scene.build()?;
+        Ok((scene, solver))
+    });
+    match built {
+        Ok((scene, solver)) => {
+            print!("{}", silt_io::fluid_scene::check_report(&scene, &solver));
+            println!("ok: the scene is valid");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_fluid(
+    text: &str,
+    source: &Path,
+    output: Option<PathBuf>,
+    resume: bool,
+    until: Option<f64>,
+    quiet: bool,
+) -> ExitCode {
+    if let Some(t) = until {
+        if !(t.is_finite() && t >= 0.0) {
+            eprintln!("error: --until must be a time >= 0, got {t}");
+            return ExitCode::from(2);
+        }
+    }
+    let built = FluidScene::parse(text, source).and_then(|scene| {
+        let solver = scene.build()?;
+        Ok((scene, solver))
+    });
+    let (scene, solver) = match built {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let out_dir = output.unwrap_or_else(|| {
+        let name = source
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "fluid".into());
+        PathBuf::from("silt-output").join(name)
+    });
+    let cells = solver.grid().cell_count();
+    let started = if resume {
+        FluidSimulation::resume(&scene, text, solver, &out_dir)
+    } else {
+        FluidSimulation::start(&scene, text, solver, &out_dir)
+    };
+    let mut sim = match started {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(if matches!(e, FluidRunError::Checkpoint(_)) {
+                2
+            } else {
+                1
+            });
+        }
+    };
+    let stop = until.map_or(sim.final_time(), |t| t.min(sim.final_time()));
+    if !quiet {
+        let cells_per_axis = sim.solver.grid().cells;
+        let step = match scene.fixed_time_step() {
+            Some(dt) => format!("dt {dt}"),
+            None => format!("adaptive dt (initially {:.4e})", sim.solver.next_dt()),
+        };
+        eprintln!(
+            "silt: fluid, {} x {} x {} cells, {step}, from t = {} to t = {stop}, output in {}",
+            cells_per_axis[0],
+            cells_per_axis[1],
+            cells_per_axis[2],
+            sim.solver.state.time,
+            out_dir.display()
+        );
+    }
+    let mut display = FluidProgress::new(
+        quiet,
+        std::io::stderr().is_terminal(),
+        sim.solver.state.time,
+        stop,
+        cells,
+    );
+    let result = sim.run_until(until.unwrap_or(f64::INFINITY), &mut |s| {
+        display.update(s.state.time, s.state.steps, s.state.last_dt)
+    });
+    display.finish();
+    match result {
+        Ok(summary) => {
+            if !quiet {
+                eprintln!(
+                    "silt: done: t = {} after {} steps in {:.1} s ({:.3} us per cell-step); {} frames in {}",
+                    summary.time,
+                    summary.steps,
+                    summary.wall_seconds,
+                    1e6 * summary.wall_seconds / (summary.steps.max(1) as f64 * cells as f64),
+                    summary.frames,
+                    out_dir.display()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            eprintln!(
+                "the output written before the failure is kept in {}",
+                out_dir.display()
+            );
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Progress of a fluid run, measured in simulated time (an adaptive step makes the step count unknown):
+/// a bar with ETA on a terminal, a plain line every 5 s otherwise (as `progress::Progress` for particles).
+struct FluidProgress {
+    bar: Option<indicatif::ProgressBar>,
+    plain: bool,
+    start: Instant,
+    last_log: Instant,
+    first_time: f64,
+    end_time: f64,
+    first_step: Option<u64>,
+    cells: usize,
+}
+
+impl FluidProgress {
+    const TICKS: u64 = 1000;
+
+    fn new(quiet: bool, terminal: bool, first_time: f64, end_time: f64, cells: usize) -> Self {
+        let bar = (!quiet && terminal).then(|| {
+            let bar = indicatif::ProgressBar::new(Self::TICKS);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{bar:40} {percent:>3}%  ETA {eta}  {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        let now = Instant::now();
+        FluidProgress {
+            bar,
+            plain: !quiet && !terminal,
+            start: now,
+            last_log: now,
+            first_time,
+            end_time,
+            first_step: None,
+            cells,
+        }
+    }
+
+    /// Fraction of the simulated time done, in [0, 1].
+    fn fraction(&self, time: f64) -> f64 {
+        let span = self.end_time - self.first_time;
+        if span > 0.0 {
+            ((time - self.first_time) / span).clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+    }
+
+    fn update(&mut self, time: f64, step: u64, dt: f64) {
+        let first_step = *self.first_step.get_or_insert(step.saturating_sub(1));
+        let fraction = self.fraction(time);
+        if let Some(bar) = &self.bar {
+            bar.set_position((fraction * Self::TICKS as f64) as u64);
+            bar.set_message(format!("t {time:.4e}, step {step}, dt {dt:.3e}"));
+        } else if self.plain
+            && (self.last_log.elapsed() >= Duration::from_secs(5) || fraction >= 1.0)
+        {
+            self.last_log = Instant::now();
+            let elapsed = self.start.elapsed().as_secs_f64().max(1e-9);
+            let steps = (step - first_step) as f64;
+            let rate = steps / elapsed;
+            let remaining = elapsed * (1.0 - fraction) / fraction.max(1e-9);
+            eprintln!(
+                "t = {time:.4e}/{:.4e} ({:.1}%), step {step}, dt {dt:.3e}, {rate:.1} steps/s, \
+                 {:.3} us per cell-step, ETA {remaining:.0} s",
+                self.end_time,
+                100.0 * fraction,
+                1e6 / (rate * self.cells as f64).max(1e-9)
+            );
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
         }
     }
 }

@@ -49,8 +49,9 @@ pub fn run(case: Option<&str>, output: &Path, quick: bool, list: bool) -> ExitCo
 pub fn bench(name: &str, quick: bool) -> ExitCode {
     match name {
         "dem" => bench_dem(quick),
+        "fluid" => bench_fluid(quick),
         other => {
-            eprintln!("error: no benchmark is named \"{other}\"; available: dem");
+            eprintln!("error: no benchmark is named \"{other}\"; available: dem, fluid");
             ExitCode::from(2)
         }
     }
@@ -73,4 +74,25 @@ fn bench_dem(quick: bool) -> ExitCode {
     );
     print!("{}", report.table());
     ExitCode::SUCCESS
+}
+
+/// Taylor–Green and channel at 128^3, explicit and Crank–Nicolson, beside CaNS (docs/performance.md).
+fn bench_fluid(quick: bool) -> ExitCode {
+    use silt_validation::bench_fluid::{run, FluidBenchOptions};
+    let options = if quick {
+        FluidBenchOptions::quick()
+    } else {
+        FluidBenchOptions::default()
+    };
+    match run(&options, &mut |line: &str| eprintln!("bench: {line}")) {
+        Ok(report) => {
+            println!("Silt fluid benchmark");
+            print!("{}", report.table());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,14 +1,28 @@
 //! Every scene in examples/ is valid and runs.
 
+use silt_io::fluid_scene::{is_fluid_scene, FluidScene};
 use silt_io::scene::Scene;
 
 #[test]
 fn every_example_scene_builds_and_steps() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let mut count = 0;
+    let mut fluid = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        // Fluid scenes (a top-level [fluid] table): build the solver and take a few steps.
+        if is_fluid_scene(&std::fs::read_to_string(&path).unwrap()) {
+            let scene = FluidScene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let mut solver = scene.build().unwrap_or_else(|e| panic!("{e}"));
+            for _ in 0..3 {
+                solver
+                    .step()
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            fluid += 1;
             continue;
         }
         let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
@@ -21,6 +35,7 @@ fn every_example_scene_builds_and_steps() {
         count += 1;
     }
     assert!(count >= 3, "found {count} example scenes");
+    assert!(fluid >= 7, "found {fluid} fluid example scenes");
 }
 
 #[test]

@@ -4,6 +4,8 @@
 pub mod atomic;
 pub mod csv_series;
 pub mod derived;
+pub mod fluid_run;
+pub mod fluid_scene;
 pub mod placement;
 pub mod pvd;
 pub mod scene;

@@ -82,8 +82,11 @@ fn interpolate(samples: &[(f64, f64)], x: f64) -> f64 {
     y0 + (y1 - y0) * (x - x0) / (x1 - x0)
 }
 
+/// Samples (position, value) along a line.
+pub type Profile = Vec<(f64, f64)>;
+
 /// u along x = 0.5 (faces i = n/2) against y, with the wall values, and v along y = 0.5 against x.
-pub fn centrelines(s: &FluidSolver) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+pub fn centrelines(s: &FluidSolver) -> (Profile, Profile) {
     let n = s.grid().cells[0];
     let h = s.grid().spacing;
     let (u, v) = (&s.state.velocity[0], &s.state.velocity[1]);
@@ -115,7 +118,7 @@ pub struct CavityResult {
 pub fn run(n: usize, reynolds: u32, end_time: f64) -> Result<CavityResult, String> {
     let (u_ghia, v_ghia) = ghia(reynolds).ok_or("no reference data for this Reynolds number")?;
     let mut s = cavity(n, reynolds as f64, 0.5);
-    let mut advance = |s: &mut FluidSolver, to: f64| -> Result<(), String> {
+    let advance = |s: &mut FluidSolver, to: f64| -> Result<(), String> {
         while s.state.time < to * (1.0 - 1e-12) {
             s.step().map_err(|e| e.to_string())?;
         }

@@ -10,5 +10,5 @@ pub mod normal_collision;
 pub mod oblique_collision;
 pub mod report;
 pub mod settled_bed;
-pub mod taylor_green;
 pub mod setup;
+pub mod taylor_green;
