@@ -2,7 +2,9 @@
 
 use crate::contact::{ContactModel, ContactState, Update};
 use crate::domain::Domain;
-use crate::forces::{compute_loads, ForceContext, Kinematics, LoadScratch, Loads};
+use crate::forces::{
+    compute_loads, ForceContext, Kinematics, LoadScratch, Loads, NoHooks, ParticleHooks,
+};
 use crate::integrator::{correct_velocity, predict_velocity, trapezoid, Integrator};
 use crate::material::Material;
 use crate::neighbor::NeighborList;
@@ -154,19 +156,19 @@ impl DemSystem {
                     }
                 }
             }
-            // Its last half kick shares the pass over the particles with the check.
+            // Its half kicks, drift, folding and checks share the passes over the particles of the
+            // evaluation of the loads.
             Integrator::VelocityVerlet => return self.velocity_verlet_step(),
         }
         self.step_count += 1;
         let time = self.time();
         let p = &mut self.particles;
-        update_wrap_and_check(
+        wrap_and_check(
             &self.domain,
             time,
             &mut p.position,
-            &mut p.velocity,
-            &mut p.angular_velocity,
-            |_, _, _| {},
+            &p.velocity,
+            &p.angular_velocity,
         )
     }
 
@@ -181,6 +183,7 @@ impl DemSystem {
                 spring_increment: None,
             },
             &mut current,
+            &NoHooks,
         );
 
         // Predictor, eq. (19a-b).
@@ -243,6 +246,7 @@ impl DemSystem {
                 spring_increment: Some(h),
             },
             &mut predicted,
+            &NoHooks,
         );
 
         // Corrector, eq. (19c-d).
@@ -290,6 +294,7 @@ impl DemSystem {
                 spring_increment: Some(h),
             },
             &mut loads,
+            &NoHooks,
         );
         let p = &mut self.particles;
         let (mass, inertia, fixed) = (&p.mass, &p.inertia, &p.fixed);
@@ -311,10 +316,10 @@ impl DemSystem {
         self.scratch.current = loads;
     }
 
-    /// Velocity Verlet as LAMMPS `fix nve/sphere`: half kick, drift, new loads, half kick.
+    /// Velocity Verlet as LAMMPS `fix nve/sphere`: half kick, drift, new loads, half kick. The updates run
+    /// within the per-particle passes of the evaluation ([`VerletHalfSteps`]).
     fn velocity_verlet_step(&mut self) -> Result<(), StepError> {
-        let dt = self.dt;
-        let mut loads = match self.carried_loads.take() {
+        let previous = match self.carried_loads.take() {
             Some(loads) => loads,
             None => {
                 let mut loads = Loads::default();
@@ -325,57 +330,47 @@ impl DemSystem {
                         spring_increment: None,
                     },
                     &mut loads,
+                    &NoHooks,
                 );
                 loads
             }
         };
-        let p = &mut self.particles;
-        let (mass, inertia, fixed) = (&p.mass, &p.inertia, &p.fixed);
-        for_each_particle(
-            &mut p.position,
-            &mut p.velocity,
-            &mut p.angular_velocity,
-            |i, x, u, w| {
-                if !fixed[i] {
-                    *u += 0.5 * dt * loads.force[i] / mass[i];
-                    *w += 0.5 * dt * loads.torque[i] / inertia[i];
-                }
-                *x += dt * *u;
-            },
-        );
-        self.evaluate(
+        // The new loads go to a second buffer, since the first half kick reads the previous ones.
+        let mut loads = std::mem::take(&mut self.scratch.current);
+        let (dt, time) = (self.dt, (self.step_count + 1) as f64 * self.dt);
+        let problem = self.evaluate(
             false,
             Update {
                 track_contacts: true,
                 spring_increment: Some(dt),
             },
             &mut loads,
-        );
-        self.step_count += 1;
-        let time = self.time();
-        let p = &mut self.particles;
-        let (mass, inertia, fixed) = (&p.mass, &p.inertia, &p.fixed);
-        let result = update_wrap_and_check(
-            &self.domain,
-            time,
-            &mut p.position,
-            &mut p.velocity,
-            &mut p.angular_velocity,
-            |i, u, w| {
-                if !fixed[i] {
-                    *u += 0.5 * dt * loads.force[i] / mass[i];
-                    *w += 0.5 * dt * loads.torque[i] / inertia[i];
-                }
+            &VerletHalfSteps {
+                dt,
+                time,
+                previous: &previous,
             },
         );
+        self.step_count += 1;
         self.carried_loads = Some(loads);
-        result
+        self.scratch.current = previous;
+        match problem {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 
-    /// Loads at the actual particle state, or at the predicted one held in the scratch arrays.
-    fn evaluate(&mut self, predicted: bool, update: Update, loads: &mut Loads) {
+    /// Loads at the actual particle state, or at the predicted one held in the scratch arrays, with the
+    /// per-particle work of `hooks`; returns the first problem they report.
+    fn evaluate<H: ParticleHooks>(
+        &mut self,
+        predicted: bool,
+        update: Update,
+        loads: &mut Loads,
+        hooks: &H,
+    ) -> Option<H::Problem> {
         // Move the evaluated arrays out of `self` so that the rest of it can be borrowed alongside.
-        let (position, velocity, angular_velocity) = if predicted {
+        let (mut position, mut velocity, mut angular_velocity) = if predicted {
             let s = &mut self.scratch;
             (
                 std::mem::take(&mut s.position),
@@ -398,18 +393,19 @@ impl DemSystem {
             particles: &self.particles,
             densities: &self.densities,
         };
-        compute_loads(
+        let problem = compute_loads(
             &ctx,
             Kinematics {
-                position: &position,
-                velocity: &velocity,
-                angular_velocity: &angular_velocity,
+                position: &mut position,
+                velocity: &mut velocity,
+                angular_velocity: &mut angular_velocity,
             },
             &mut self.neighbors,
             &mut self.wall_states,
             update,
             &mut self.scratch.loads,
             loads,
+            hooks,
         );
         self.evaluations += 1;
         let (x, u, w) = if predicted {
@@ -422,6 +418,7 @@ impl DemSystem {
         *x = position;
         *u = velocity;
         *w = angular_velocity;
+        problem
     }
 
     /// State needed to continue this run bit for bit.
@@ -480,8 +477,52 @@ impl DemSystem {
 /// Particles handed to a thread at a time in the per-particle loops below.
 const PARTICLES_PER_TASK: usize = 512;
 
+/// The velocity-Verlet updates of one step around its evaluation of the loads: the first half kick (with
+/// the `previous` loads) and the drift before the particles are gathered, the second half kick, the folding
+/// into the box and the checks once their loads are summed.
+struct VerletHalfSteps<'a> {
+    dt: f64,
+    /// Time at the end of the step, for the error reports.
+    time: f64,
+    previous: &'a Loads,
+}
+
+impl ParticleHooks for VerletHalfSteps<'_> {
+    type Problem = StepError;
+
+    #[inline]
+    fn before_loads(&self, ctx: &ForceContext, i: usize, x: &mut Vec3, u: &mut Vec3, w: &mut Vec3) {
+        let (dt, p) = (self.dt, ctx.particles);
+        if !p.fixed[i] {
+            *u += 0.5 * dt * self.previous.force[i] / p.mass[i];
+            *w += 0.5 * dt * self.previous.torque[i] / p.inertia[i];
+        }
+        *x += dt * *u;
+    }
+
+    #[inline]
+    fn after_loads(
+        &self,
+        ctx: &ForceContext,
+        i: usize,
+        force: Vec3,
+        torque: Vec3,
+        x: &mut Vec3,
+        u: &mut Vec3,
+        w: &mut Vec3,
+    ) -> Option<StepError> {
+        let (dt, p) = (self.dt, ctx.particles);
+        if !p.fixed[i] {
+            *u += 0.5 * dt * force / p.mass[i];
+            *w += 0.5 * dt * torque / p.inertia[i];
+        }
+        check_and_wrap(ctx.domain, self.time, i, x, *u, *w)
+    }
+}
+
 /// Folds position `x` of particle i into the box unless a value is not finite; reports a non-finite value
 /// or an escape.
+#[inline(always)]
 fn check_and_wrap(
     domain: &Domain,
     time: f64,
@@ -490,46 +531,58 @@ fn check_and_wrap(
     u: Vec3,
     w: Vec3,
 ) -> Option<StepError> {
-    for (value, quantity) in [(*x, "position"), (u, "velocity"), (w, "angular velocity")] {
-        if !silt_core::is_finite3(value) {
-            return Some(StepError::NonFinite {
-                particle: i,
-                time,
-                quantity,
-            });
-        }
+    // One test of all nine values (v * 0 is 0 exactly when v is finite) before the one naming the quantity.
+    if *x * 0.0 + u * 0.0 + w * 0.0 != Vec3::ZERO {
+        return Some(non_finite(time, i, *x, u, w));
     }
     *x = domain.wrap(*x);
-    (!domain.contains(*x)).then_some(StepError::LeftDomain {
-        particle: i,
-        time,
-        position: *x,
-    })
+    if domain.contains(*x) {
+        None
+    } else {
+        Some(StepError::LeftDomain {
+            particle: i,
+            time,
+            position: *x,
+        })
+    }
 }
 
-/// Applies `update(i, u_i, w_i)` to the velocities of every particle, then folds the positions into the
-/// periodic box and stops on non-finite values or escaped particles (at `time`).
+/// The first of position `x`, velocity `u` and angular velocity `w` of particle i that is not finite.
+#[cold]
+fn non_finite(time: f64, i: usize, x: Vec3, u: Vec3, w: Vec3) -> StepError {
+    let quantity = [(x, "position"), (u, "velocity"), (w, "angular velocity")]
+        .into_iter()
+        .find(|(value, _)| !silt_core::is_finite3(*value))
+        .map_or("state", |(_, quantity)| quantity);
+    debug_assert_ne!(quantity, "state", "called for finite values");
+    StepError::NonFinite {
+        particle: i,
+        time,
+        quantity,
+    }
+}
+
+/// Folds the positions into the periodic box and stops on non-finite values or escaped particles (at
+/// `time`).
 ///
-/// One parallel pass updates, folds and checks every particle and finds the first particle in trouble
-/// (the one reported), in chunks whose outcome does not depend on the thread count.
-fn update_wrap_and_check(
+/// One parallel pass folds and checks every particle and finds the first particle in trouble (the one
+/// reported), in chunks whose outcome does not depend on the thread count.
+fn wrap_and_check(
     domain: &Domain,
     time: f64,
     x: &mut [Vec3],
-    u: &mut [Vec3],
-    w: &mut [Vec3],
-    update: impl Fn(usize, &mut Vec3, &mut Vec3) + Sync,
+    u: &[Vec3],
+    w: &[Vec3],
 ) -> Result<(), StepError> {
     let problems = x
         .par_chunks_mut(PARTICLES_PER_TASK)
-        .zip(u.par_chunks_mut(PARTICLES_PER_TASK))
-        .zip(w.par_chunks_mut(PARTICLES_PER_TASK))
+        .zip(u.par_chunks(PARTICLES_PER_TASK))
+        .zip(w.par_chunks(PARTICLES_PER_TASK))
         .enumerate()
         .map(|(chunk, ((x, u), w))| {
             let mut first_problem = None;
             let particles = chunk * PARTICLES_PER_TASK..;
             for (i, ((x, u), w)) in particles.zip(x.iter_mut().zip(u).zip(w)) {
-                update(i, u, w);
                 let problem = check_and_wrap(domain, time, i, x, *u, *w);
                 first_problem = first_problem.or(problem);
             }
@@ -619,5 +672,122 @@ mod tests {
             "{err:?}"
         );
         assert!(err.to_string().contains("particle 1"));
+    }
+
+    /// A small velocity-Verlet system: `count` spheres of radius 0.5 on a line along x, with gaps `gap`
+    /// between them and half of that to the floor, in a box periodic along x and y.
+    fn verlet_line(count: usize, gap: f64) -> DemSystem {
+        let materials = vec![Material {
+            name: "m".into(),
+            density: 1.0,
+            e_dry: 0.9,
+            poisson: 0.2,
+            mu_s: 0.5,
+            mu_k: 0.5,
+        }];
+        let hertz = crate::contact::hertz::HertzCoefficients {
+            k_n: 2.0e5,
+            k_t: 2.0e5 * 2.0 / 7.0,
+            gamma_n: 50.0,
+            gamma_t: 25.0,
+        };
+        let model = ContactModel::new(
+            NormalLaw::Hertz(hertz),
+            TangentialLaw::ShearHistory,
+            &materials,
+            0.01,
+            EnduringContact::MinimumSpeed(0.01),
+            1e-3,
+            10.0,
+            None,
+        );
+        let mut particles = Particles::default();
+        for k in 0..count {
+            let x = Vec3::new(1.0 + k as f64 * (1.0 + gap), 2.0, 0.5 + 0.5 * gap);
+            particles.push(x, Vec3::new(0.1, -0.05 * k as f64, 0.0), 0.5, 1.0, 0, false);
+        }
+        let domain = Domain {
+            min: Vec3::ZERO,
+            max: Vec3::new(count as f64 * 2.0, 4.0, 4.0),
+            periodic: [true, true, false],
+        };
+        let floor = Wall {
+            point: Vec3::ZERO,
+            normal: Vec3::Z,
+            material: 0,
+            velocity: Vec3::ZERO,
+        };
+        DemSystem::new(
+            domain,
+            Vec3::new(0.0, 0.0, -10.0),
+            materials,
+            model,
+            particles,
+            vec![floor],
+            Integrator::VelocityVerlet,
+            2e-4,
+            0.2,
+        )
+    }
+
+    #[test]
+    fn velocity_verlet_reports_the_first_particle_in_trouble() {
+        let mut system = verlet_line(6, 1.0);
+        system.step().unwrap();
+        system.particles.angular_velocity[4] = Vec3::new(0.0, f64::INFINITY, 0.0);
+        system.particles.velocity[2] = Vec3::new(0.0, f64::NAN, 0.0);
+        let err = system.step().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StepError::NonFinite {
+                    particle: 2,
+                    quantity: "position",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(system.step_count, 2);
+
+        let mut system = verlet_line(6, 1.0);
+        system.particles.velocity[3].z = 1e5;
+        system.particles.velocity[5].z = 1e5;
+        let err = system.step().unwrap_err();
+        assert!(
+            matches!(err, StepError::LeftDomain { particle: 3, .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn velocity_verlet_restarts_and_changes_of_time_step_continue_bit_for_bit() {
+        // Overlapping spheres on the floor: contacts, friction and rolling from the first step.
+        let steps = |system: &mut DemSystem, count: usize| {
+            for _ in 0..count {
+                system.step().unwrap();
+            }
+        };
+        let mut run = verlet_line(8, -0.02);
+        steps(&mut run, 50);
+        let at_50 = run.checkpoint();
+        steps(&mut run, 30);
+        let at_80 = run.checkpoint();
+        run.dt = 1e-4;
+        steps(&mut run, 30);
+
+        // Restored over a system that has run (and carries half kicks of its own).
+        let mut other = verlet_line(8, -0.02);
+        steps(&mut other, 10);
+        other.restore(at_50).unwrap();
+        steps(&mut other, 30);
+        assert_eq!(other.checkpoint(), at_80);
+
+        // The new time step at once after a restart.
+        let mut again = verlet_line(8, -0.02);
+        again.restore(at_80).unwrap();
+        again.dt = 1e-4;
+        steps(&mut again, 30);
+        assert_eq!(again.checkpoint(), run.checkpoint());
     }
 }
