@@ -334,7 +334,12 @@ impl FluidSolver {
 
     /// Advances the flow by one time step with a volume force inside each stage.
     pub fn step_with(&mut self, forcing: &mut dyn StageForcing) -> Result<(), FluidError> {
-        let dt = self.next_dt();
+        self.step_by(self.next_dt(), forcing)
+    }
+
+    /// Advances the flow by a step of length `dt` chosen by the caller (e.g. shortened to land on an output
+    /// time), with a volume force inside each stage.
+    pub fn step_by(&mut self, dt: f64, forcing: &mut dyn StageForcing) -> Result<(), FluidError> {
         let mut gradient = 0.0;
         for k in 0..3 {
             gradient += self.stage(k, dt, forcing) * 2.0 * ALPHA[k];

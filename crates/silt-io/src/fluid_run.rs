@@ -26,6 +26,7 @@ use silt_fluid::diagnostics::{
     kinetic_energy, max_speed_sum, mean_over, profiles, wall_shear_stress,
 };
 use silt_fluid::projection::max_divergence;
+use silt_fluid::solver::NoForcing;
 use silt_fluid::{Boundary, Driving, Field, FluidError, FluidSolver, FluidState, TimeStep};
 use std::path::{Path, PathBuf};
 
@@ -400,11 +401,9 @@ impl FluidSimulation {
         } else {
             (dt_cfl, false)
         };
-        let adaptive = self.solver.config.time_step;
-        self.solver.config.time_step = TimeStep::Fixed(dt);
-        let result = self.solver.step();
-        self.solver.config.time_step = adaptive;
-        result.map_err(FluidRunError::Diverged)?;
+        self.solver
+            .step_by(dt, &mut NoForcing)
+            .map_err(FluidRunError::Diverged)?;
         if lands {
             self.solver.state.time = target;
         }
