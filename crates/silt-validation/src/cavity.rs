@@ -46,7 +46,7 @@ pub fn ghia(reynolds: u32) -> Option<([f64; 17], [f64; 17])> {
 }
 
 /// The cavity on n x n cells (n even) at Reynolds number `reynolds`, Crank–Nicolson, dt = cfl h / U.
-pub fn cavity(n: usize, reynolds: f64, cfl: f64) -> FluidSolver {
+pub fn cavity(n: usize, reynolds: f64, cfl: f64) -> Result<FluidSolver, String> {
     let h = 1.0 / n as f64;
     let mut boundaries = Boundaries::periodic();
     boundaries.faces[0] = [Boundary::WALL; 2];
@@ -69,7 +69,7 @@ pub fn cavity(n: usize, reynolds: f64, cfl: f64) -> FluidSolver {
         body_force: [0.0; 3],
         time_step: TimeStep::Fixed(cfl * h),
     };
-    FluidSolver::new(config).expect("valid cavity set-up")
+    FluidSolver::new(config)
 }
 
 /// Linear interpolation of the samples (ascending positions) at `x`.
@@ -117,7 +117,7 @@ pub struct CavityResult {
 /// Runs the cavity from rest to `end_time` and compares with Ghia et al.
 pub fn run(n: usize, reynolds: u32, end_time: f64) -> Result<CavityResult, String> {
     let (u_ghia, v_ghia) = ghia(reynolds).ok_or("no reference data for this Reynolds number")?;
-    let mut s = cavity(n, reynolds as f64, 0.5);
+    let mut s = cavity(n, reynolds as f64, 0.5)?;
     let advance = |s: &mut FluidSolver, to: f64| -> Result<(), String> {
         while s.state.time < to * (1.0 - 1e-12) {
             s.step().map_err(|e| e.to_string())?;

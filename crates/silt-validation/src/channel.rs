@@ -20,7 +20,7 @@ pub fn channel(
     viscous: Viscous,
     driving: Driving,
     top_wall_velocity: f64,
-) -> FluidSolver {
+) -> Result<FluidSolver, String> {
     let h = 1.0 / ny as f64;
     let mut boundaries = Boundaries::channel(1);
     boundaries.faces[1][1] = Boundary::NoSlip {
@@ -39,7 +39,7 @@ pub fn channel(
         body_force: [0.0; 3],
         time_step: TimeStep::Fixed(dt),
     };
-    FluidSolver::new(config).expect("valid channel set-up")
+    FluidSolver::new(config)
 }
 
 /// Cell-centre heights and the x-velocity of one column (all columns are equal).
@@ -119,7 +119,7 @@ pub fn steady_poiseuille(
             gradient: -gradient,
         },
         0.0,
-    );
+    )?;
     while s.state.time < end_time * (1.0 - 1e-12) {
         s.step().map_err(|e| e.to_string())?;
     }
@@ -142,7 +142,7 @@ pub fn steady_couette(
     dt: f64,
     end_time: f64,
 ) -> Result<SteadyResult, String> {
-    let mut s = channel(ny, 1.0, dt, viscous, Driving::None, 1.0);
+    let mut s = channel(ny, 1.0, dt, viscous, Driving::None, 1.0)?;
     while s.state.time < end_time * (1.0 - 1e-12) {
         s.step().map_err(|e| e.to_string())?;
     }
@@ -171,7 +171,7 @@ pub fn startup(ny: usize, viscous: Viscous, dt: f64) -> Result<(f64, Vec<(f64, f
             gradient: -gradient,
         },
         0.0,
-    );
+    )?;
     while s.state.time < end * (1.0 - 1e-12) {
         s.step().map_err(|e| e.to_string())?;
     }
@@ -194,7 +194,7 @@ pub fn flow_rate(ny: usize, viscous: Viscous, dt: f64, steps: u64) -> Result<(f6
             bulk_velocity: 1.0,
         },
         0.0,
-    );
+    )?;
     let mut worst: f64 = 0.0;
     for _ in 0..steps {
         s.step().map_err(|e| e.to_string())?;

@@ -12,8 +12,15 @@ use silt_fluid::{
 use std::f64::consts::PI;
 
 /// Solver for a Taylor–Green vortex of amplitude 1 on `cells` cells per axis (2 along z when `three_d`
-/// is false), with viscosity `nu` and a time step of `cfl` h / U.
-pub fn solver(cells: usize, three_d: bool, nu: f64, cfl: f64, viscous: Viscous) -> FluidSolver {
+/// is false), with viscosity `nu` and a time step of `cfl` h / U (at most half the explicit viscous limit
+/// with explicit viscous terms).
+pub fn solver(
+    cells: usize,
+    three_d: bool,
+    nu: f64,
+    cfl: f64,
+    viscous: Viscous,
+) -> Result<FluidSolver, String> {
     let h = 2.0 * PI / cells as f64;
     let grid = Grid {
         cells: [cells, cells, if three_d { cells } else { 2 }],
@@ -27,9 +34,9 @@ pub fn solver(cells: usize, three_d: bool, nu: f64, cfl: f64, viscous: Viscous) 
         viscous,
         driving: Driving::None,
         body_force: [0.0; 3],
-        time_step: TimeStep::Fixed(cfl * h),
+        time_step: TimeStep::Fixed(largest_step(h, nu, cfl, viscous)),
     };
-    let mut solver = FluidSolver::new(config).expect("valid Taylor–Green set-up");
+    let mut solver = FluidSolver::new(config)?;
     if three_d {
         solver.set_velocity(|c, [x, y, z]| match c {
             0 => x.sin() * y.cos() * z.cos(),
@@ -43,7 +50,7 @@ pub fn solver(cells: usize, three_d: bool, nu: f64, cfl: f64, viscous: Viscous) 
         solver.set_velocity(|c, p| exact_2d(c, p, 0.0, nu));
         solver.set_pressure(|[x, y, _]| -((2.0 * x).cos() + (2.0 * y).cos()) / 4.0);
     }
-    solver
+    Ok(solver)
 }
 
 /// Exact 2D Taylor–Green velocity component `c` at `p` and time `t`.
@@ -56,9 +63,22 @@ pub fn exact_2d(c: usize, [x, y, _]: [f64; 3], t: f64, nu: f64) -> f64 {
     }
 }
 
-/// Sets a fixed time step of at most `cfl` h that divides `interval` exactly.
+/// Largest time step of the studies: `cfl` h / U, and at most half the explicit viscous limit with
+/// explicit viscous terms.
+fn largest_step(h: f64, nu: f64, cfl: f64, viscous: Viscous) -> f64 {
+    let dt = cfl * h;
+    match viscous {
+        Viscous::Explicit => dt.min(0.5 * silt_fluid::solver::viscous_limit(nu, h)),
+        Viscous::CrankNicolson => dt,
+    }
+}
+
+/// Sets a fixed time step of at most `cfl` h (and half the explicit viscous limit) that divides
+/// `interval` exactly.
 pub fn set_step_dividing(solver: &mut FluidSolver, interval: f64, cfl: f64) {
-    let steps = (interval / (cfl * solver.grid().spacing)).ceil().max(1.0);
+    let c = &solver.config;
+    let largest = largest_step(c.grid.spacing, c.viscosity, cfl, c.viscous);
+    let steps = (interval / largest).ceil().max(1.0);
     solver.config.time_step = TimeStep::Fixed(interval / steps);
 }
 
@@ -158,7 +178,7 @@ pub fn convergence(
     grids
         .iter()
         .map(|&n| {
-            let mut s = solver(n, three_d, nu, cfl, viscous);
+            let mut s = solver(n, three_d, nu, cfl, viscous)?;
             set_step_dividing(&mut s, end_time, cfl);
             run_to(&mut s, end_time)?;
             let value = if three_d {
@@ -191,7 +211,7 @@ pub fn energy_decay(
     viscous: Viscous,
     samples: usize,
 ) -> Result<Vec<(f64, f64, f64)>, String> {
-    let mut s = solver(cells, false, nu, cfl, viscous);
+    let mut s = solver(cells, false, nu, cfl, viscous)?;
     let decay_time = 1.0 / (4.0 * nu);
     set_step_dividing(&mut s, decay_time / samples as f64, cfl);
     let unknowns = [0, 1, 2].map(|c| *s.velocity_unknowns(c));
