@@ -9,6 +9,8 @@
 //! The solver's unknowns of a field are a box of its indices (see [`Unknowns`]); the linear solvers work
 //! on compact arrays of exactly those values, in the same x-fastest order.
 
+use rayon::prelude::*;
+
 /// A uniform grid of cubic cells (the seed's h is the same in all directions).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Grid {
@@ -107,6 +109,37 @@ impl Field {
     pub fn plane_len(&self) -> usize {
         self.dims[0] * self.dims[1]
     }
+}
+
+/// Calls `update(row, first, compact)` for every row (along x) of the box `unknowns` of `f`, in parallel
+/// over z-planes: `row` holds the row's values, `first` is the linear index of its first one in `f`, and
+/// `compact` the position of that value in the compact array of the box. Each row is visited once, so
+/// the result does not depend on the thread count.
+pub fn for_each_row(
+    f: &mut Field,
+    unknowns: &Unknowns,
+    update: impl Fn(&mut [f64], usize, usize) + Sync,
+) {
+    let [m0, m1, m2] = unknowns.shape;
+    let start = unknowns.start;
+    let row_len = f.dims[0];
+    let plane_len = f.plane_len();
+    f.data
+        .par_chunks_mut(plane_len)
+        .enumerate()
+        .skip(start[2])
+        .take(m2)
+        .for_each(|(k, plane)| {
+            for jc in 0..m1 {
+                let first = (jc + start[1]) * row_len + start[0];
+                let compact = ((k - start[2]) * m1 + jc) * m0;
+                update(
+                    &mut plane[first..first + m0],
+                    k * plane_len + first,
+                    compact,
+                );
+            }
+        });
 }
 
 /// The box of indices of a field that the solver updates: `start[a]..start[a] + shape[a]` along axis a.

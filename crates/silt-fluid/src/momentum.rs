@@ -7,7 +7,7 @@
 //! with N the convective term in divergence form and L the Laplacian, both second-order central differences
 //! on the staggered grid.
 
-use crate::grid::{Field, Unknowns};
+use crate::grid::{for_each_row, Field, Unknowns};
 use rayon::prelude::*;
 
 /// Coefficients of one stage.
@@ -230,21 +230,10 @@ impl<'a> Stencil<'a> {
 
 /// Adds the compact array `delta` to the unknowns of `f`.
 pub fn add_increment(f: &mut Field, unknowns: &Unknowns, delta: &[f64]) {
-    let [m0, m1, _] = unknowns.shape;
-    let start = unknowns.start;
-    let row_len = f.dims[0];
-    let plane_len = f.plane_len();
-    f.data
-        .par_chunks_mut(plane_len)
-        .skip(start[2])
-        .zip(delta.par_chunks(unknowns.plane_len()))
-        .for_each(|(f_plane, delta)| {
-            for jc in 0..m1 {
-                let first = (jc + start[1]) * row_len + start[0];
-                let values = &mut f_plane[first..first + m0];
-                for (value, d) in values.iter_mut().zip(&delta[jc * m0..(jc + 1) * m0]) {
-                    *value += d;
-                }
-            }
-        });
+    for_each_row(f, unknowns, |row, _, compact| {
+        let len = row.len();
+        for (value, d) in row.iter_mut().zip(&delta[compact..compact + len]) {
+            *value += d;
+        }
+    });
 }

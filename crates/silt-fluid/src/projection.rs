@@ -2,7 +2,7 @@
 //! u^k = u* - 2 alpha_k dt G phi, p^k = p^{k-1} + phi - alpha_k dt nu L phi (the last term with
 //! Crank–Nicolson only; Brown, Cortez & Minion 2001), with D and G the staggered divergence and gradient.
 
-use crate::grid::{Field, Unknowns};
+use crate::grid::{for_each_row, Field, Unknowns};
 use crate::momentum::laplacian;
 use rayon::prelude::*;
 
@@ -40,71 +40,34 @@ pub fn max_divergence(u: &[Field; 3], cells: &Unknowns, spacing: f64, work: &mut
 
 /// Copies the compact array `values` into the unknowns of `f`.
 pub fn scatter(values: &[f64], unknowns: &Unknowns, f: &mut Field) {
-    let [m0, m1, _] = unknowns.shape;
-    let start = unknowns.start;
-    let row_len = f.dims[0];
-    let plane_len = f.plane_len();
-    f.data
-        .par_chunks_mut(plane_len)
-        .skip(start[2])
-        .zip(values.par_chunks(unknowns.plane_len()))
-        .for_each(|(plane, values)| {
-            for jc in 0..m1 {
-                let first = (jc + start[1]) * row_len + start[0];
-                plane[first..first + m0].copy_from_slice(&values[jc * m0..(jc + 1) * m0]);
-            }
-        });
+    for_each_row(f, unknowns, |row, _, compact| {
+        row.copy_from_slice(&values[compact..compact + row.len()]);
+    });
 }
 
 /// u_c -= factor * G_c phi at the unknowns of component `c` (factor = 2 alpha_k dt / h).
 pub fn subtract_gradient(u: &mut Field, c: usize, unknowns: &Unknowns, phi: &Field, factor: f64) {
     let stride = phi.stride(c);
-    let [m0, m1, _] = unknowns.shape;
-    let start = unknowns.start;
-    let row_len = u.dims[0];
-    let plane_len = u.plane_len();
-    u.data
-        .par_chunks_mut(plane_len)
-        .enumerate()
-        .skip(start[2])
-        .take(unknowns.shape[2])
-        .for_each(|(k, plane)| {
-            for jc in 0..m1 {
-                let first = (jc + start[1]) * row_len + start[0];
-                let global = k * plane_len + first;
-                for ic in 0..m0 {
-                    let x = global + ic;
-                    plane[first + ic] -= factor * (phi.data[x + stride] - phi.data[x]);
-                }
-            }
-        });
+    for_each_row(u, unknowns, |row, first, _| {
+        for (i, value) in row.iter_mut().enumerate() {
+            let x = first + i;
+            *value -= factor * (phi.data[x + stride] - phi.data[x]);
+        }
+    });
 }
 
 /// p += phi - beta L phi at the cells (beta = alpha_k dt nu with Crank–Nicolson, 0 otherwise).
 pub fn update_pressure(p: &mut Field, cells: &Unknowns, phi: &Field, spacing: f64, beta: f64) {
     let strides = [phi.stride(0), phi.stride(1), phi.stride(2)];
     let inverse_h2 = 1.0 / (spacing * spacing);
-    let [m0, m1, _] = cells.shape;
-    let start = cells.start;
-    let row_len = p.dims[0];
-    let plane_len = p.plane_len();
-    p.data
-        .par_chunks_mut(plane_len)
-        .enumerate()
-        .skip(start[2])
-        .take(cells.shape[2])
-        .for_each(|(k, plane)| {
-            for jc in 0..m1 {
-                let first = (jc + start[1]) * row_len + start[0];
-                let global = k * plane_len + first;
-                for ic in 0..m0 {
-                    let x = global + ic;
-                    let mut value = phi.data[x];
-                    if beta != 0.0 {
-                        value -= beta * laplacian(&phi.data, x, strides, inverse_h2);
-                    }
-                    plane[first + ic] += value;
-                }
+    for_each_row(p, cells, |row, first, _| {
+        for (i, value) in row.iter_mut().enumerate() {
+            let x = first + i;
+            let mut change = phi.data[x];
+            if beta != 0.0 {
+                change -= beta * laplacian(&phi.data, x, strides, inverse_h2);
             }
-        });
+            *value += change;
+        }
+    });
 }

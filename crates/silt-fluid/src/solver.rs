@@ -649,20 +649,11 @@ pub(crate) fn for_each_unknown(
     unknowns: &Unknowns,
     visit: impl Fn([usize; 3], &mut f64) + Sync,
 ) {
-    let [m0, m1, m2] = unknowns.shape;
-    let start = unknowns.start;
-    let row_len = field.dims[0];
-    field
-        .data
-        .par_chunks_mut(field.dims[0] * field.dims[1])
-        .enumerate()
-        .skip(start[2])
-        .take(m2)
-        .for_each(|(k, plane)| {
-            for j in start[1]..start[1] + m1 {
-                for i in start[0]..start[0] + m0 {
-                    visit([i, j, k], &mut plane[i + row_len * j]);
-                }
-            }
-        });
+    let [d0, d1, _] = field.dims;
+    crate::grid::for_each_row(field, unknowns, |row, first, _| {
+        let (i0, j, k) = (first % d0, (first / d0) % d1, first / (d0 * d1));
+        for (i, value) in row.iter_mut().enumerate() {
+            visit([i0 + i, j, k], value);
+        }
+    });
 }
