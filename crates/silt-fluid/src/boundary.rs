@@ -200,13 +200,7 @@ impl Boundaries {
     pub fn outflow_planes(&self, grid: &Grid, c: usize) -> Vec<Unknowns> {
         (0..2)
             .filter(|&side| self.faces[c][side] == Boundary::Outflow)
-            .map(|side| {
-                let mut start = [1; 3];
-                let mut shape = grid.cells;
-                start[c] = if side == 0 { 0 } else { grid.cells[c] };
-                shape[c] = 1;
-                Unknowns { start, shape }
-            })
+            .map(|side| Unknowns::plane(grid.cells, c, if side == 0 { 0 } else { grid.cells[c] }))
             .collect()
     }
 
@@ -224,11 +218,7 @@ impl Boundaries {
             } else {
                 (n, n - 1, 1.0)
             };
-            let mut start = [1; 3];
-            let mut shape = grid.cells;
-            start[c] = face;
-            shape[c] = 1;
-            let plane = Unknowns { start, shape };
+            let plane = Unknowns::plane(grid.cells, c, face);
             let mut sum = 0.0;
             for_each_point(u.dims, &plane, |x| sum += u.data[x]);
             let speed = (outward * sum / plane.len() as f64).max(0.0);

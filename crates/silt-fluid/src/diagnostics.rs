@@ -110,11 +110,11 @@ pub fn wall_shear_stress(
         return None;
     }
     let f = &velocity[c];
-    let mut start = [1; 3];
-    let mut shape = grid.cells;
-    start[axis] = if side == 0 { 1 } else { grid.cells[axis] };
-    shape[axis] = 1;
-    let plane = Unknowns { start, shape };
+    let plane = Unknowns::plane(
+        grid.cells,
+        axis,
+        if side == 0 { 1 } else { grid.cells[axis] },
+    );
     let mean = sum_over(f.dims, &plane, |x| f.data[x]) / plane.len() as f64;
     let gradient = (mean - wall[c]) / (0.5 * grid.spacing);
     // Positive when the fluid moves faster than the wall in +c, whichever side the wall is on.
@@ -132,11 +132,7 @@ pub fn profiles(
     let n = grid.cells[axis];
     (1..=n)
         .map(|layer| {
-            let mut start = [1; 3];
-            let mut shape = grid.cells;
-            start[axis] = layer;
-            shape[axis] = 1;
-            let plane = Unknowns { start, shape };
+            let plane = Unknowns::plane(grid.cells, axis, layer);
             let count = plane.len() as f64;
             let mut row = [0.0; 5];
             row[0] = grid.origin[axis] + (layer as f64 - 0.5) * grid.spacing;

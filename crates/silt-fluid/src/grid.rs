@@ -151,6 +151,16 @@ pub struct Unknowns {
 }
 
 impl Unknowns {
+    /// The plane of points with index `index` along `axis`, every cell along the other axes of a grid of
+    /// `cells`.
+    pub fn plane(cells: [usize; 3], axis: usize, index: usize) -> Self {
+        let mut start = [1; 3];
+        let mut shape = cells;
+        start[axis] = index;
+        shape[axis] = 1;
+        Unknowns { start, shape }
+    }
+
     /// Number of unknowns.
     pub fn len(&self) -> usize {
         self.shape.iter().product()
