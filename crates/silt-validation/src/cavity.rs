@@ -4,6 +4,7 @@
 //! Unit cavity with walls at x = 0, 1 and y = 0, 1, the top wall moving at U = 1; two cells along a
 //! periodic z keep the flow two-dimensional.
 
+use crate::setup::run_to;
 use silt_fluid::{
     Boundaries, Boundary, Driving, FluidConfig, FluidSolver, Grid, TimeStep, Viscous,
 };
@@ -118,15 +119,9 @@ pub struct CavityResult {
 pub fn run(n: usize, reynolds: u32, end_time: f64) -> Result<CavityResult, String> {
     let (u_ghia, v_ghia) = ghia(reynolds).ok_or("no reference data for this Reynolds number")?;
     let mut s = cavity(n, reynolds as f64, 0.5)?;
-    let advance = |s: &mut FluidSolver, to: f64| -> Result<(), String> {
-        while s.state.time < to * (1.0 - 1e-12) {
-            s.step().map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    };
-    advance(&mut s, end_time - 1.0)?;
+    run_to(&mut s, end_time - 1.0)?;
     let before = s.state.velocity.clone();
-    advance(&mut s, end_time)?;
+    run_to(&mut s, end_time)?;
     let last_change = (0..3)
         .flat_map(|c| {
             s.state.velocity[c]

@@ -7,6 +7,7 @@
 //! d = (sqrt(H^2 + h^2) - H) / 2 ~ h^2 / (4 H) outside the walls: the scheme is exact for that parabola
 //! and second-order accurate against the analytic one.
 
+use crate::setup::run_to;
 use silt_fluid::{
     Boundaries, Boundary, Driving, FluidConfig, FluidSolver, Grid, Location, TimeStep, Viscous,
 };
@@ -120,9 +121,7 @@ pub fn steady_poiseuille(
         },
         0.0,
     )?;
-    while s.state.time < end_time * (1.0 - 1e-12) {
-        s.step().map_err(|e| e.to_string())?;
-    }
+    run_to(&mut s, end_time)?;
     let h = s.grid().spacing;
     let centre = poiseuille(0.5, gradient, nu);
     let p = profile(&s);
@@ -143,9 +142,7 @@ pub fn steady_couette(
     end_time: f64,
 ) -> Result<SteadyResult, String> {
     let mut s = channel(ny, 1.0, dt, viscous, Driving::None, 1.0)?;
-    while s.state.time < end_time * (1.0 - 1e-12) {
-        s.step().map_err(|e| e.to_string())?;
-    }
+    run_to(&mut s, end_time)?;
     let p = profile(&s);
     let error = max_difference(&p, |y| y);
     Ok(SteadyResult {
@@ -172,9 +169,7 @@ pub fn startup(ny: usize, viscous: Viscous, dt: f64) -> Result<(f64, Vec<(f64, f
         },
         0.0,
     )?;
-    while s.state.time < end * (1.0 - 1e-12) {
-        s.step().map_err(|e| e.to_string())?;
-    }
+    run_to(&mut s, end)?;
     let p = profile(&s);
     let error = max_difference(&p, |y| poiseuille_startup(y, end, gradient, nu))
         / poiseuille(0.5, gradient, nu);

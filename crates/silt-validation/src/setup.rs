@@ -82,3 +82,11 @@ pub fn collision_system(
         skin,
     )
 }
+
+/// Runs a fluid solver until its time reaches `end_time` (to round-off).
+pub fn run_to(solver: &mut silt_fluid::FluidSolver, end_time: f64) -> Result<(), String> {
+    while solver.state.time < end_time * (1.0 - 1e-12) {
+        solver.step().map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}

@@ -5,6 +5,7 @@
 //! run on an n x n x 2 grid periodic in z (the flow stays two-dimensional).
 //! 3D (Brachet et al. 1983): u = U sin x cos y cos z, v = -U cos x sin y cos z, w = 0 on [0, 2 pi)^3.
 
+use crate::setup::run_to;
 use silt_fluid::diagnostics::kinetic_energy;
 use silt_fluid::{
     Boundaries, Driving, FluidConfig, FluidSolver, Grid, Location, TimeStep, Viscous,
@@ -80,14 +81,6 @@ pub fn set_step_dividing(solver: &mut FluidSolver, interval: f64, cfl: f64) {
     let largest = largest_step(c.grid.spacing, c.viscosity, cfl, c.viscous);
     let steps = (interval / largest).ceil().max(1.0);
     solver.config.time_step = TimeStep::Fixed(interval / steps);
-}
-
-/// Runs `solver` until its time reaches `end_time` (to round-off).
-pub fn run_to(solver: &mut FluidSolver, end_time: f64) -> Result<(), String> {
-    while solver.state.time < end_time * (1.0 - 1e-12) {
-        solver.step().map_err(|e| e.to_string())?;
-    }
-    Ok(())
 }
 
 /// Root-mean-square difference between the velocity and `exact(c, position)` over all unknowns, over the
