@@ -6,7 +6,7 @@
 //! scenes"); [`check_report`] is what `silt check` prints.
 
 use crate::csv_series::format_f64;
-use crate::scene::SceneError;
+use crate::scene::{parse_error, KeyChecker, SceneError};
 use serde::Deserialize;
 use silt_fluid::boundary::InflowProfile;
 use silt_fluid::solver::{viscous_limit, CFL_LIMIT};
@@ -234,21 +234,16 @@ pub struct FluidScene {
     pub source: PathBuf,
 }
 
-/// A scene being checked: the file name for messages.
+/// A scene being checked: the shared key checks plus the fluid ones.
 struct Checker<'a> {
-    source: &'a Path,
+    keys: KeyChecker<'a>,
 }
 
 impl Checker<'_> {
     fn error(&self, key: impl Into<String>, message: impl Into<String>) -> SceneError {
-        SceneError {
-            file: self.source.to_path_buf(),
-            key: key.into(),
-            message: message.into(),
-        }
+        self.keys.error(key, message)
     }
 
-    /// Checks a value against a condition, with the allowed range in the message.
     fn require(
         &self,
         ok: bool,
@@ -256,11 +251,7 @@ impl Checker<'_> {
         value: impl std::fmt::Display,
         allowed: &str,
     ) -> Result<(), SceneError> {
-        if ok {
-            Ok(())
-        } else {
-            Err(self.error(key, format!("{value} is not allowed; {allowed}")))
-        }
+        self.keys.require(ok, key, value, allowed)
     }
 
     fn positive(&self, value: f64, key: &str) -> Result<(), SceneError> {
@@ -289,27 +280,6 @@ impl Checker<'_> {
     }
 }
 
-fn parse_error(
-    text: &str,
-    source: &Path,
-    e: serde_path_to_error::Error<toml::de::Error>,
-) -> SceneError {
-    let key = e.path().to_string();
-    let inner = e.into_inner();
-    let mut message = inner.message().trim().replace('\n', "; ");
-    if let Some(span) = inner.span() {
-        let before = &text[..span.start.min(text.len())];
-        let line = before.matches('\n').count() + 1;
-        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-        message = format!("line {line}, column {column}: {message}");
-    }
-    SceneError {
-        file: source.to_path_buf(),
-        key: if key == "." { String::new() } else { key },
-        message,
-    }
-}
-
 impl FluidScene {
     /// Reads, parses and checks a fluid scene file.
     pub fn load(path: &Path) -> Result<FluidScene, SceneError> {
@@ -323,7 +293,9 @@ impl FluidScene {
 
     /// Parses and checks fluid scene text; `source` names it in messages.
     pub fn parse(text: &str, source: &Path) -> Result<FluidScene, SceneError> {
-        let checker = Checker { source };
+        let checker = Checker {
+            keys: KeyChecker::new(source),
+        };
         // A clearer message than "unknown field" for particle tables next to [fluid].
         if let Ok(table) = toml::from_str::<toml::Table>(text) {
             if table.contains_key("fluid") {
@@ -345,7 +317,7 @@ impl FluidScene {
 
     fn checker(&self) -> Checker<'_> {
         Checker {
-            source: &self.source,
+            keys: KeyChecker::new(&self.source),
         }
     }
 
@@ -529,7 +501,9 @@ fn solver_error_key(message: &str) -> &'static str {
 
 /// Checks the `[fluid]` table and resolves it into a scene.
 fn check(f: FluidSection, source: &Path) -> Result<FluidScene, SceneError> {
-    let ck = Checker { source };
+    let ck = Checker {
+        keys: KeyChecker::new(source),
+    };
 
     // Grid.
     ck.require(

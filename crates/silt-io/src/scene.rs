@@ -45,6 +45,63 @@ impl std::fmt::Display for SceneError {
 
 impl std::error::Error for SceneError {}
 
+/// The file of a scene being checked, for messages: one [`SceneError`] per mistake (shared by the particle
+/// and fluid scene parsers).
+pub(crate) struct KeyChecker<'a> {
+    source: &'a Path,
+}
+
+impl<'a> KeyChecker<'a> {
+    pub(crate) fn new(source: &'a Path) -> Self {
+        KeyChecker { source }
+    }
+
+    pub(crate) fn error(&self, key: impl Into<String>, message: impl Into<String>) -> SceneError {
+        SceneError {
+            file: self.source.to_path_buf(),
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Checks a value against a condition, with the allowed range in the message.
+    pub(crate) fn require(
+        &self,
+        ok: bool,
+        key: &str,
+        value: impl std::fmt::Display,
+        allowed: &str,
+    ) -> Result<(), SceneError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(self.error(key, format!("{value} is not allowed; {allowed}")))
+        }
+    }
+}
+
+/// A TOML or type error as a [`SceneError`]: the key path, and the line and column when known.
+pub(crate) fn parse_error(
+    text: &str,
+    source: &Path,
+    e: serde_path_to_error::Error<toml::de::Error>,
+) -> SceneError {
+    let key = e.path().to_string();
+    let inner = e.into_inner();
+    let mut message = inner.message().trim().replace('\n', "; ");
+    if let Some(span) = inner.span() {
+        let before = &text[..span.start.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        message = format!("line {line}, column {column}: {message}");
+    }
+    SceneError {
+        file: source.to_path_buf(),
+        key: if key == "." { String::new() } else { key },
+        message,
+    }
+}
+
 /// The whole scene file.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -283,33 +340,15 @@ impl Scene {
     /// Parses and checks scene text; `source` names it in messages.
     pub fn parse(text: &str, source: &Path) -> Result<Scene, SceneError> {
         let deserializer = toml::Deserializer::new(text);
-        let mut scene: Scene = serde_path_to_error::deserialize(deserializer).map_err(|e| {
-            let key = e.path().to_string();
-            let inner = e.into_inner();
-            let mut message = inner.message().trim().replace('\n', "; ");
-            if let Some(span) = inner.span() {
-                let before = &text[..span.start.min(text.len())];
-                let line = before.matches('\n').count() + 1;
-                let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-                message = format!("line {line}, column {column}: {message}");
-            }
-            SceneError {
-                file: source.to_path_buf(),
-                key: if key == "." { String::new() } else { key },
-                message,
-            }
-        })?;
+        let mut scene: Scene = serde_path_to_error::deserialize(deserializer)
+            .map_err(|e| parse_error(text, source, e))?;
         scene.source = source.to_path_buf();
         scene.check()?;
         Ok(scene)
     }
 
     fn error(&self, key: impl Into<String>, message: impl Into<String>) -> SceneError {
-        SceneError {
-            file: self.source.clone(),
-            key: key.into(),
-            message: message.into(),
-        }
+        KeyChecker::new(&self.source).error(key, message)
     }
 
     /// Checks a value against a condition, with the allowed range in the message.
@@ -320,11 +359,7 @@ impl Scene {
         value: impl std::fmt::Display,
         allowed: &str,
     ) -> Result<(), SceneError> {
-        if ok {
-            Ok(())
-        } else {
-            Err(self.error(key, format!("{value} is not allowed; {allowed}")))
-        }
+        KeyChecker::new(&self.source).require(ok, key, value, allowed)
     }
 
     fn check(&self) -> Result<(), SceneError> {
