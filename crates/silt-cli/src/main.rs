@@ -259,14 +259,7 @@ fn run(
             }
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            eprintln!(
-                "the output written before the failure is kept in {}",
-                out_dir.display()
-            );
-            ExitCode::from(1)
-        }
+        Err(e) => stopped(&e, &out_dir),
     }
 }
 
@@ -379,14 +372,7 @@ fn run_fluid(
             }
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            eprintln!(
-                "the output written before the failure is kept in {}",
-                out_dir.display()
-            );
-            ExitCode::from(1)
-        }
+        Err(e) => stopped(&e, &out_dir),
     }
 }
 
@@ -467,4 +453,14 @@ impl FluidProgress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// A run that stopped early (diverged, or could not write): the message, where its output is, exit code 1.
+fn stopped(error: &dyn std::fmt::Display, out_dir: &Path) -> ExitCode {
+    eprintln!("error: {error}");
+    eprintln!(
+        "the output written before the failure is kept in {}",
+        out_dir.display()
+    );
+    ExitCode::from(1)
 }
