@@ -6,7 +6,7 @@
 //! scenes"); [`check_report`] is what `silt check` prints.
 
 use crate::csv_series::format_f64;
-use crate::scene::{parse_error, KeyChecker, SceneError};
+use crate::scene::{parse_error, read_scene_file, KeyChecker, SceneError};
 use serde::Deserialize;
 use silt_fluid::boundary::InflowProfile;
 use silt_fluid::solver::{viscous_limit, CFL_LIMIT};
@@ -283,12 +283,7 @@ impl Checker<'_> {
 impl FluidScene {
     /// Reads, parses and checks a fluid scene file.
     pub fn load(path: &Path) -> Result<FluidScene, SceneError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SceneError {
-            file: path.to_path_buf(),
-            key: String::new(),
-            message: format!("cannot read the scene file: {e}"),
-        })?;
-        FluidScene::parse(&text, path)
+        FluidScene::parse(&read_scene_file(path)?, path)
     }
 
     /// Parses and checks fluid scene text; `source` names it in messages.

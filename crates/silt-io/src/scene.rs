@@ -80,6 +80,15 @@ impl<'a> KeyChecker<'a> {
     }
 }
 
+/// The text of a scene file, or a [`SceneError`] saying why it cannot be read.
+pub(crate) fn read_scene_file(path: &Path) -> Result<String, SceneError> {
+    std::fs::read_to_string(path).map_err(|e| SceneError {
+        file: path.to_path_buf(),
+        key: String::new(),
+        message: format!("cannot read the scene file: {e}"),
+    })
+}
+
 /// A TOML or type error as a [`SceneError`]: the key path, and the line and column when known.
 pub(crate) fn parse_error(
     text: &str,
@@ -329,12 +338,7 @@ struct PlacedGroup {
 impl Scene {
     /// Reads, parses and checks a scene file.
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SceneError {
-            file: path.to_path_buf(),
-            key: String::new(),
-            message: format!("cannot read the scene file: {e}"),
-        })?;
-        Scene::parse(&text, path)
+        Scene::parse(&read_scene_file(path)?, path)
     }
 
     /// Parses and checks scene text; `source` names it in messages.

@@ -43,6 +43,15 @@ pub fn channel(
     FluidSolver::new(config)
 }
 
+/// The channel with nu = 1 driven by dp/dx = -1, from rest.
+fn pressure_driven(ny: usize, viscous: Viscous, dt: f64) -> Result<FluidSolver, String> {
+    let driving = Driving::PressureGradient {
+        axis: 0,
+        gradient: -1.0,
+    };
+    channel(ny, 1.0, dt, viscous, driving, 0.0)
+}
+
 /// Cell-centre heights and the x-velocity of one column (all columns are equal).
 pub fn profile(solver: &FluidSolver) -> Vec<(f64, f64)> {
     let grid = *solver.grid();
@@ -110,17 +119,7 @@ pub fn steady_poiseuille(
     end_time: f64,
 ) -> Result<SteadyResult, String> {
     let (nu, gradient) = (1.0, 1.0);
-    let mut s = channel(
-        ny,
-        nu,
-        dt,
-        viscous,
-        Driving::PressureGradient {
-            axis: 0,
-            gradient: -gradient,
-        },
-        0.0,
-    )?;
+    let mut s = pressure_driven(ny, viscous, dt)?;
     run_to(&mut s, end_time)?;
     let h = s.grid().spacing;
     let centre = poiseuille(0.5, gradient, nu);
@@ -158,17 +157,7 @@ pub fn steady_couette(
 /// centreline velocity, and the profile.
 pub fn startup(ny: usize, viscous: Viscous, dt: f64) -> Result<(f64, Vec<(f64, f64)>), String> {
     let (nu, gradient, end) = (1.0, 1.0, 0.1);
-    let mut s = channel(
-        ny,
-        nu,
-        dt,
-        viscous,
-        Driving::PressureGradient {
-            axis: 0,
-            gradient: -gradient,
-        },
-        0.0,
-    )?;
+    let mut s = pressure_driven(ny, viscous, dt)?;
     run_to(&mut s, end)?;
     let p = profile(&s);
     let error = max_difference(&p, |y| poiseuille_startup(y, end, gradient, nu))
