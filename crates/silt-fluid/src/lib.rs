@@ -6,6 +6,7 @@
 pub mod boundary;
 pub mod diagnostics;
 pub mod grid;
+pub mod jacobi;
 pub mod momentum;
 pub mod poisson;
 pub mod projection;
@@ -14,5 +15,6 @@ pub mod solver;
 pub use boundary::{Boundaries, Boundary};
 pub use grid::{Field, Grid, Location, Unknowns};
 pub use solver::{
-    Driving, FluidConfig, FluidError, FluidSolver, FluidState, StageForcing, TimeStep, Viscous,
+    Driving, FluidConfig, FluidError, FluidSolver, FluidState, HelmholtzMethod, StageForcing,
+    TimeStep, Viscous,
 };

@@ -30,17 +30,6 @@ pub struct MomentumTerms {
     pub body_force: [f64; 3],
 }
 
-/// Laplacian (7-point) of `f` at linear index `x`.
-#[inline(always)]
-pub(crate) fn laplacian(f: &[f64], x: usize, strides: [usize; 3], inverse_h2: f64) -> f64 {
-    let centre = f[x];
-    let mut sum = 0.0;
-    for s in strides {
-        sum += f[x + s] - 2.0 * centre + f[x - s];
-    }
-    sum * inverse_h2
-}
-
 /// Computes the explicit increment `delta` of the three velocity components over `stage` at their
 /// unknowns, and stores the stage's right-hand side H_k in `previous_rhs` (which holds H_{k-1} on entry;
 /// not read when zeta_k = 0).

@@ -130,7 +130,7 @@ impl AxisKind {
 
     /// Ghost-value coefficients `(low, high)`: the missing neighbour beyond the low end is
     /// `low · φ_0` and beyond the high end `high · φ_{m-1}` (unused for `Periodic`).
-    fn ghost_coefficients(self) -> (f64, f64) {
+    pub(crate) fn ghost_coefficients(self) -> (f64, f64) {
         match self {
             AxisKind::Periodic => (0.0, 0.0),
             AxisKind::NeumannNeumann => (1.0, 1.0),

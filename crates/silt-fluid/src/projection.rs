@@ -3,7 +3,6 @@
 //! Crank–Nicolson only; Brown, Cortez & Minion 2001), with D and G the staggered divergence and gradient.
 
 use crate::grid::{for_each_row, Field, Unknowns};
-use crate::momentum::laplacian;
 use rayon::prelude::*;
 
 /// `out` = scale * D u at the cells (compact array over `cells`, the pressure's unknowns).
@@ -11,21 +10,23 @@ pub fn divergence(u: &[Field; 3], cells: &Unknowns, spacing: f64, scale: f64, ou
     let field = &u[0];
     let strides = [field.stride(0), field.stride(1), field.stride(2)];
     let factor = scale / spacing;
-    let [m0, m1, _] = cells.shape;
+    let m0 = cells.shape[0];
     let start = cells.start;
     out.par_chunks_mut(cells.plane_len())
         .enumerate()
         .for_each(|(kc, out)| {
             let k = kc + start[2];
-            for jc in 0..m1 {
+            for (jc, out) in out.chunks_exact_mut(m0).enumerate() {
                 let first = field.index(start[0], jc + start[1], k);
-                for ic in 0..m0 {
-                    let x = first + ic;
+                // Row slices (at x and x - stride of each component), so that the loop vectorises.
+                let [here, behind] = [0, 1]
+                    .map(|back| [0, 1, 2].map(|c| &u[c].data[first - back * strides[c]..][..m0]));
+                for i in 0..m0 {
                     let mut sum = 0.0;
                     for c in 0..3 {
-                        sum += u[c].data[x] - u[c].data[x - strides[c]];
+                        sum += here[c][i] - behind[c][i];
                     }
-                    out[jc * m0 + ic] = factor * sum;
+                    out[i] = factor * sum;
                 }
             }
         });
@@ -49,25 +50,39 @@ pub fn scatter(values: &[f64], unknowns: &Unknowns, f: &mut Field) {
 pub fn subtract_gradient(u: &mut Field, c: usize, unknowns: &Unknowns, phi: &Field, factor: f64) {
     let stride = phi.stride(c);
     for_each_row(u, unknowns, |row, first, _| {
-        for (i, value) in row.iter_mut().enumerate() {
-            let x = first + i;
-            *value -= factor * (phi.data[x + stride] - phi.data[x]);
+        let n = row.len();
+        let (here, ahead) = (&phi.data[first..][..n], &phi.data[first + stride..][..n]);
+        for i in 0..n {
+            row[i] -= factor * (ahead[i] - here[i]);
         }
     });
 }
 
 /// p += phi - beta L phi at the cells (beta = alpha_k dt nu with Crank–Nicolson, 0 otherwise).
 pub fn update_pressure(p: &mut Field, cells: &Unknowns, phi: &Field, spacing: f64, beta: f64) {
-    let strides = [phi.stride(0), phi.stride(1), phi.stride(2)];
+    let [sx, sy, sz] = [phi.stride(0), phi.stride(1), phi.stride(2)];
     let inverse_h2 = 1.0 / (spacing * spacing);
     for_each_row(p, cells, |row, first, _| {
-        for (i, value) in row.iter_mut().enumerate() {
-            let x = first + i;
-            let mut change = phi.data[x];
-            if beta != 0.0 {
-                change -= beta * laplacian(&phi.data, x, strides, inverse_h2);
+        let n = row.len();
+        let at = |offset: usize| &phi.data[first + offset - sz..][..n];
+        let centre = at(sz);
+        if beta == 0.0 {
+            for (value, change) in row.iter_mut().zip(centre) {
+                *value += change;
             }
-            *value += change;
+            return;
+        }
+        // Row slices of the neighbours, so that the loop vectorises (same arithmetic as `laplacian`).
+        let (west, east) = (at(sz - sx), at(sz + sx));
+        let (south, north) = (at(sz - sy), at(sz + sy));
+        let (below, above) = (at(0), at(2 * sz));
+        for i in 0..n {
+            let c = centre[i];
+            let mut sum = 0.0;
+            sum += east[i] - 2.0 * c + west[i];
+            sum += north[i] - 2.0 * c + south[i];
+            sum += above[i] - 2.0 * c + below[i];
+            row[i] += c - beta * (sum * inverse_h2);
         }
     });
 }

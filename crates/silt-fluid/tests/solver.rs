@@ -2,8 +2,8 @@
 //! the thread count, restarts bit for bit, and the per-stage volume-force hook.
 
 use silt_fluid::{
-    Boundaries, Boundary, Driving, Field, FluidConfig, FluidSolver, Grid, StageForcing, TimeStep,
-    Unknowns, Viscous,
+    Boundaries, Boundary, Driving, Field, FluidConfig, FluidSolver, Grid, HelmholtzMethod,
+    StageForcing, TimeStep, Unknowns, Viscous,
 };
 
 fn config(cells: [usize; 3], boundaries: Boundaries, viscous: Viscous, dt: f64) -> FluidConfig {
@@ -159,6 +159,46 @@ fn results_do_not_depend_on_the_thread_count() {
         }
         assert_eq!(bits(&runs[0].state.pressure), bits(&runs[1].state.pressure));
     }
+}
+
+/// At small viscous numbers the Crank–Nicolson systems go to Jacobi sweeps, whose answer agrees with
+/// the direct solver's to the sweeps' accuracy; at large ones the direct solver takes over.
+#[test]
+fn jacobi_and_direct_helmholtz_solves_agree() {
+    let config = channel_config(Viscous::CrankNicolson);
+    let mut auto = FluidSolver::new(config.clone()).unwrap();
+    let mut direct = FluidSolver::new(config.clone()).unwrap();
+    direct.helmholtz_method = HelmholtzMethod::Direct;
+    for _ in 0..6 {
+        auto.step().unwrap();
+        direct.step().unwrap();
+    }
+    assert_eq!(auto.times.jacobi_solves, 6 * 3 * 3);
+    assert_eq!(auto.times.direct_solves, 0);
+    assert_eq!(direct.times.jacobi_solves, 0);
+    let mut largest = 0.0f64;
+    let mut difference = 0.0f64;
+    for c in 0..3 {
+        for (p, q) in auto.state.velocity[c]
+            .data
+            .iter()
+            .zip(&direct.state.velocity[c].data)
+        {
+            largest = largest.max(q.abs());
+            difference = difference.max((p - q).abs());
+        }
+    }
+    assert!(largest > 0.1, "the flow moves: {largest}");
+    assert!(difference > 0.0, "two different solvers");
+    assert!(difference < 1e-11 * largest, "difference {difference:e}");
+
+    // A hundred times the viscosity: the viscous number asks for more sweeps than are worth making.
+    let mut viscous = config;
+    viscous.viscosity = 1.0;
+    let mut s = FluidSolver::new(viscous).unwrap();
+    s.step().unwrap();
+    assert_eq!(s.times.jacobi_solves, 0);
+    assert_eq!(s.times.direct_solves, 9);
 }
 
 #[test]
