@@ -441,22 +441,46 @@ impl FluidSolver {
 
         // 3. Crank–Nicolson: (1 - alpha dt nu L) delta = explicit increment, boundary values held.
         let clock = std::time::Instant::now();
+        // A component solved by Jacobi sweeps is added to the velocity by the last sweep, unless the
+        // flow-rate driving still has to adjust its increment.
+        let mut added = [false; 3];
         if let (Some(direct), Some(jacobi)) = (&mut self.helmholtz, &mut self.jacobi) {
             let b = -stage.alpha * dt * nu;
-            for ((direct, jacobi), delta) in direct.iter_mut().zip(jacobi).zip(&mut self.delta) {
+            let driven_axis = match self.config.driving {
+                Driving::FlowRate { axis, .. } => Some(axis),
+                _ => None,
+            };
+            for c in 0..3 {
                 let sweeps = match self.helmholtz_method {
                     HelmholtzMethod::Auto => {
-                        jacobi.sweeps_for(1.0, b, JACOBI_TOLERANCE, MAX_JACOBI_SWEEPS)
+                        jacobi[c].sweeps_for(1.0, b, JACOBI_TOLERANCE, MAX_JACOBI_SWEEPS)
                     }
                     HelmholtzMethod::Direct => None,
                 };
+                let delta = &mut self.delta[c];
                 match sweeps {
+                    Some(sweeps) if driven_axis != Some(c) => {
+                        let velocity = &mut self.state.velocity[c];
+                        let layout = [velocity.stride(1), velocity.stride(2)];
+                        let start = self.velocity_unknowns[c].start;
+                        jacobi[c].solve_adding_to(
+                            1.0,
+                            b,
+                            sweeps,
+                            delta,
+                            &mut velocity.data,
+                            layout,
+                            start,
+                        );
+                        added[c] = true;
+                        self.times.jacobi_solves += 1;
+                    }
                     Some(sweeps) => {
-                        jacobi.solve(1.0, b, sweeps, delta, &mut self.jacobi_scratch);
+                        jacobi[c].solve(1.0, b, sweeps, delta, &mut self.jacobi_scratch);
                         self.times.jacobi_solves += 1;
                     }
                     None => {
-                        direct.solve(1.0, b, delta);
+                        direct[c].solve(1.0, b, delta);
                         self.times.direct_solves += 1;
                     }
                 }
@@ -465,11 +489,13 @@ impl FluidSolver {
         // Flow-rate driving: the uniform force that brings the bulk velocity to its target.
         let driving_force = self.flow_rate_force(k, dt);
         for c in 0..3 {
-            add_increment(
-                &mut self.state.velocity[c],
-                &self.velocity_unknowns[c],
-                &self.delta[c],
-            );
+            if !added[c] {
+                add_increment(
+                    &mut self.state.velocity[c],
+                    &self.velocity_unknowns[c],
+                    &self.delta[c],
+                );
+            }
             self.config
                 .boundaries
                 .fill_velocity_ghosts(&grid, c, &mut self.state.velocity[c]);
