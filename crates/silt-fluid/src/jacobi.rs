@@ -94,6 +94,8 @@ pub struct JacobiSolver {
     periodic: [bool; 3],
     /// Bytes of rings a strip of rows may fill (see [`JacobiSolver::with_ring_bytes`]).
     ring_bytes: usize,
+    /// Runs the baseline build of the loops instead of the processor's widest vectors (for tests).
+    baseline_only: bool,
     /// Per piece of the z range: the rings of three planes of every intermediate sweep.
     rings: Vec<Vec<f64>>,
 }
@@ -108,6 +110,7 @@ impl JacobiSolver {
             inv_h2: spacing.map(|h| 1.0 / (h * h)),
             periodic: kinds.map(|k| k == AxisKind::Periodic),
             ring_bytes: RING_BYTES,
+            baseline_only: false,
             rings: Vec::new(),
         }
     }
@@ -304,13 +307,18 @@ impl JacobiSolver {
                     };
                     // Compiled for the widest vector instructions this processor has (same
                     // arithmetic per value, no fused multiply-add, so the same numbers on any).
-                    arch.dispatch(Wavefront {
+                    let wavefront = Wavefront {
                         operator: &operator,
                         planes: &planes,
                         rows: &rows,
                         ring: &mut ring[..],
                         out: &mut out[..],
-                    });
+                    };
+                    if self.baseline_only {
+                        pulp::Simd::vectorize(pulp::Scalar::new(), wavefront);
+                    } else {
+                        arch.dispatch(wavefront);
+                    }
                 }
             });
         self.rings = rings;
@@ -775,6 +783,27 @@ mod tests {
                     assert!(same, "threads {threads}");
                 });
         }
+    }
+
+    /// The loops built for the processor's widest vectors give the bits of the baseline build.
+    #[test]
+    fn vector_dispatch_gives_the_baseline_numbers() {
+        let kinds = [Periodic, NeumannNeumann, DirichletNodes];
+        let m = [0, 1, 2].map(|a| kinds[a].unknowns([37, 12, 9][a]));
+        let f = Lcg(21).vec(m.iter().product());
+        let mut results = Vec::new();
+        for baseline_only in [false, true] {
+            let mut jacobi = JacobiSolver::new(m, kinds, [0.1; 3]);
+            jacobi.baseline_only = baseline_only;
+            let mut x = f.clone();
+            jacobi.solve(1.0, -3e-5, 4, &mut x, &mut Vec::new());
+            results.push(x);
+        }
+        let same = results[0]
+            .iter()
+            .zip(&results[1])
+            .all(|(p, q)| p.to_bits() == q.to_bits());
+        assert!(same);
     }
 
     /// Refuses to promise convergence where the operator is not diagonally dominant.
