@@ -3,7 +3,7 @@
 //! solve of the increment, a projection and the pressure update (seed sec. 2).
 
 use crate::boundary::Boundaries;
-use crate::grid::{Field, Grid, Unknowns};
+use crate::grid::{for_each_row, Field, Grid, Unknowns};
 use crate::jacobi::JacobiSolver;
 use crate::momentum::{add_increment, explicit_increments, MomentumTerms, Stage};
 use crate::poisson::SeparableSolver;
@@ -180,8 +180,6 @@ pub struct FluidSolver {
     /// Helmholtz solvers of the three velocity increments (Crank–Nicolson only): direct and iterative.
     helmholtz: Option<[SeparableSolver; 3]>,
     jacobi: Option<[JacobiSolver; 3]>,
-    /// Scratch space of the Jacobi solves.
-    jacobi_scratch: Vec<f64>,
     /// How the Helmholtz systems are solved.
     pub helmholtz_method: HelmholtzMethod,
     poisson: SeparableSolver,
@@ -239,7 +237,6 @@ impl FluidSolver {
             cells,
             helmholtz,
             jacobi,
-            jacobi_scratch: Vec::new(),
             helmholtz_method: HelmholtzMethod::Auto,
             poisson,
             config,
@@ -329,8 +326,7 @@ impl FluidSolver {
             .chain(self.flow_rate_response.iter().map(|r| &r.2))
             .map(f64s)
             .sum::<usize>()
-            + f64s(&self.phi_compact)
-            + f64s(&self.jacobi_scratch);
+            + f64s(&self.phi_compact);
         let solvers = self.poisson.allocated_bytes()
             + self
                 .helmholtz
@@ -441,15 +437,10 @@ impl FluidSolver {
 
         // 3. Crank–Nicolson: (1 - alpha dt nu L) delta = explicit increment, boundary values held.
         let clock = std::time::Instant::now();
-        // A component solved by Jacobi sweeps is added to the velocity by the last sweep, unless the
-        // flow-rate driving still has to adjust its increment.
+        // A component solved by Jacobi sweeps is added to the velocity by the last sweep.
         let mut added = [false; 3];
         if let (Some(direct), Some(jacobi)) = (&mut self.helmholtz, &mut self.jacobi) {
             let b = -stage.alpha * dt * nu;
-            let driven_axis = match self.config.driving {
-                Driving::FlowRate { axis, .. } => Some(axis),
-                _ => None,
-            };
             for c in 0..3 {
                 let sweeps = match self.helmholtz_method {
                     HelmholtzMethod::Auto => {
@@ -459,7 +450,7 @@ impl FluidSolver {
                 };
                 let delta = &mut self.delta[c];
                 match sweeps {
-                    Some(sweeps) if driven_axis != Some(c) => {
+                    Some(sweeps) => {
                         let velocity = &mut self.state.velocity[c];
                         let layout = [velocity.stride(1), velocity.stride(2)];
                         let start = self.velocity_unknowns[c].start;
@@ -475,10 +466,6 @@ impl FluidSolver {
                         added[c] = true;
                         self.times.jacobi_solves += 1;
                     }
-                    Some(sweeps) => {
-                        jacobi[c].solve(1.0, b, sweeps, delta, &mut self.jacobi_scratch);
-                        self.times.jacobi_solves += 1;
-                    }
                     None => {
                         direct[c].solve(1.0, b, delta);
                         self.times.direct_solves += 1;
@@ -487,7 +474,7 @@ impl FluidSolver {
             }
         }
         // Flow-rate driving: the uniform force that brings the bulk velocity to its target.
-        let driving_force = self.flow_rate_force(k, dt);
+        let driving_force = self.flow_rate_force(k, dt, added);
         for c in 0..3 {
             if !added[c] {
                 add_increment(
@@ -562,7 +549,10 @@ impl FluidSolver {
     /// the mean of a periodic component unchanged, so the bulk velocity is held to round-off. With
     /// Crank–Nicolson the response r solves (1 - alpha dt nu L) r = 2 alpha dt (walls slow it down); it is
     /// kept per stage while dt does not change.
-    fn flow_rate_force(&mut self, k: usize, dt: f64) -> f64 {
+    ///
+    /// `added[c]`: the Jacobi solve has added the increment of component c to the velocity already;
+    /// then the response goes to the velocity too.
+    fn flow_rate_force(&mut self, k: usize, dt: f64, added: [bool; 3]) -> f64 {
         let Driving::FlowRate {
             axis,
             bulk_velocity,
@@ -572,32 +562,42 @@ impl FluidSolver {
         };
         let unknowns = self.velocity_unknowns[axis];
         let stage_length = 2.0 * ALPHA[k] * dt;
-        let current = crate::diagnostics::mean_over(&self.state.velocity[axis], &unknowns)
-            + crate::diagnostics::mean_of(&self.delta[axis]);
-        match &mut self.helmholtz {
-            None => {
-                let g = (bulk_velocity - current) / stage_length;
-                self.delta[axis]
-                    .par_iter_mut()
-                    .for_each(|d| *d += g * stage_length);
-                g
-            }
-            Some(solvers) => {
-                let cached = &mut self.flow_rate_response[k];
-                if cached.0 != dt {
-                    let mut response = vec![stage_length; unknowns.len()];
-                    solvers[axis].solve(1.0, -ALPHA[k] * dt * self.config.viscosity, &mut response);
-                    *cached = (dt, crate::diagnostics::mean_of(&response), response);
-                }
-                let (_, mean_response, response) = &*cached;
-                let g = (bulk_velocity - current) / mean_response;
-                self.delta[axis]
-                    .par_iter_mut()
-                    .zip(response)
-                    .for_each(|(d, r)| *d += g * r);
-                g
-            }
+        let mut current = crate::diagnostics::mean_over(&self.state.velocity[axis], &unknowns);
+        if !added[axis] {
+            current += crate::diagnostics::mean_of(&self.delta[axis]);
         }
+        let Some(solvers) = &mut self.helmholtz else {
+            let g = (bulk_velocity - current) / stage_length;
+            self.delta[axis]
+                .par_iter_mut()
+                .for_each(|d| *d += g * stage_length);
+            return g;
+        };
+        let cached = &mut self.flow_rate_response[k];
+        if cached.0 != dt {
+            let mut response = vec![stage_length; unknowns.len()];
+            solvers[axis].solve(1.0, -ALPHA[k] * dt * self.config.viscosity, &mut response);
+            *cached = (dt, crate::diagnostics::mean_of(&response), response);
+        }
+        let (_, mean_response, response) = &*cached;
+        let g = (bulk_velocity - current) / mean_response;
+        if added[axis] {
+            for_each_row(
+                &mut self.state.velocity[axis],
+                &unknowns,
+                |row, _, compact| {
+                    for (value, r) in row.iter_mut().zip(&response[compact..]) {
+                        *value += g * r;
+                    }
+                },
+            );
+        } else {
+            self.delta[axis]
+                .par_iter_mut()
+                .zip(response)
+                .for_each(|(d, r)| *d += g * r);
+        }
+        g
     }
 
     /// Stops a run whose velocities are no longer finite or whose CFL number left the stable range.
