@@ -351,18 +351,27 @@ pub fn compute_loads<H: ParticleHooks>(
         *near_of = near.build;
     }
     pair_loads.resize(near.pairs.len(), PairLoad::default());
+    // The kernel compiled for the processor's widest instructions: about 4 % faster with AVX2. (The
+    // per-particle passes got slower that way, so they stay in the baseline build.)
+    let arch = pulp::Arch::new();
     near_tasks(&near.pairs, &mut neighbors.state)
         .into_par_iter()
         .zip(pair_loads.par_chunks_mut(PAIRS_PER_TASK))
         .zip(near_pairs.par_chunks(PAIRS_PER_TASK))
         .for_each(|((task, slots), near_pairs)| {
-            for ((&pair, slot), p) in task.pairs.iter().zip(slots).zip(near_pairs) {
-                let (i, j) = (p.first as usize, p.second as usize);
-                let state = &mut task.states[pair as usize - task.first_pair];
-                *slot = ctx
-                    .pair(&image, &bodies[i], &bodies[j], &p.constants, state, update)
-                    .map_or(PairLoad::default(), PairLoad::from);
-            }
+            vectorized(
+                arch,
+                #[inline(always)]
+                || {
+                    for ((&pair, slot), p) in task.pairs.iter().zip(slots).zip(near_pairs) {
+                        let (i, j) = (p.first as usize, p.second as usize);
+                        let state = &mut task.states[pair as usize - task.first_pair];
+                        *slot = ctx
+                            .pair(&image, &bodies[i], &bodies[j], &p.constants, state, update)
+                            .map_or(PairLoad::default(), PairLoad::from);
+                    }
+                },
+            );
         });
 
     // Pass 2: per particle, its near pairs with partners p < i (in ascending order of p), then those with
@@ -470,6 +479,23 @@ struct NearTask<'a> {
     pairs: &'a [u32],
     first_pair: usize,
     states: &'a mut [ContactState],
+}
+
+/// Runs `work` compiled for the widest vector instructions of this processor (`pulp` run-time dispatch).
+/// The arithmetic is the same IEEE operations in the same order (Rust never fuses a multiply and an add),
+/// so results are the same on any x86-64 processor; `work` must be an `#[inline(always)]` closure for
+/// its body to be compiled that way.
+#[inline(always)]
+fn vectorized<R>(arch: pulp::Arch, work: impl FnOnce() -> R) -> R {
+    struct Work<F>(F);
+    impl<R, F: FnOnce() -> R> pulp::WithSimd for Work<F> {
+        type Output = R;
+        #[inline(always)]
+        fn with_simd<S: pulp::Simd>(self, _simd: S) -> R {
+            (self.0)()
+        }
+    }
+    arch.dispatch(Work(work))
 }
 
 /// Splits the near pairs into runs of [`PAIRS_PER_TASK`], and the contact memories accordingly.
