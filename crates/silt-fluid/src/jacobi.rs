@@ -356,6 +356,12 @@ impl Target {
 /// Bytes of rings that a strip of rows should stay within by default (a share of a 2 MiB L2 cache).
 pub const RING_BYTES: usize = 768 * 1024;
 
+/// About the most bytes of rings one [`JacobiSolver`] holds in the current thread pool (one ring per
+/// thread).
+pub fn ring_bytes_estimate() -> usize {
+    RING_BYTES * rayon::current_num_threads()
+}
+
 /// Rows per strip: as many as keep the rings within `ring_bytes`, at least 4 halos' worth.
 fn strip_rows(m0: usize, m1: usize, sweeps: usize, ring_bytes: usize) -> usize {
     let per_row = 3 * sweeps.max(1) * m0 * 8;

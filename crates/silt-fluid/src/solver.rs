@@ -65,6 +65,14 @@ pub const JACOBI_TOLERANCE: f64 = 1e-12;
 /// Most Jacobi sweeps worth making: one sweep costs about a tenth of a direct solve (measured at 128^3).
 pub const MAX_JACOBI_SWEEPS: usize = 8;
 
+/// Jacobi sweeps for `(1 + b L) x = f` under `method`, or `None` for the direct solver.
+fn sweeps_for(method: HelmholtzMethod, solver: &JacobiSolver, b: f64) -> Option<usize> {
+    match method {
+        HelmholtzMethod::Auto => solver.sweeps_for(1.0, b, JACOBI_TOLERANCE, MAX_JACOBI_SWEEPS),
+        HelmholtzMethod::Direct => None,
+    }
+}
+
 /// Convective stability limit of RK3 with central differences: the CFL number (sum over the axes of
 /// |u_c| dt / h) must stay below sqrt(3) (the scheme's reach along the imaginary axis).
 pub const CFL_LIMIT: f64 = 1.732_050_807_568_877_2;
@@ -343,6 +351,20 @@ impl FluidSolver {
         fields + stage + solvers
     }
 
+    /// How each Runge–Kutta stage of a step of length `dt` solves its Crank–Nicolson systems: per stage,
+    /// `Some(sweeps)` (Jacobi, the most sweeps of the three components) or `None` (the direct solver for
+    /// at least one component). `None` overall with explicit viscous terms.
+    pub fn helmholtz_plan(&self, dt: f64) -> Option<[Option<usize>; 3]> {
+        let jacobi = self.jacobi.as_ref()?;
+        Some(std::array::from_fn(|k| {
+            let b = -ALPHA[k] * dt * self.config.viscosity;
+            jacobi.iter().try_fold(0, |most, solver| {
+                let sweeps = sweeps_for(self.helmholtz_method, solver, b)?;
+                Some(usize::max(most, sweeps))
+            })
+        }))
+    }
+
     /// The time step the next step will take.
     pub fn next_dt(&self) -> f64 {
         match self.config.time_step {
@@ -442,12 +464,7 @@ impl FluidSolver {
         if let (Some(direct), Some(jacobi)) = (&mut self.helmholtz, &mut self.jacobi) {
             let b = -stage.alpha * dt * nu;
             for c in 0..3 {
-                let sweeps = match self.helmholtz_method {
-                    HelmholtzMethod::Auto => {
-                        jacobi[c].sweeps_for(1.0, b, JACOBI_TOLERANCE, MAX_JACOBI_SWEEPS)
-                    }
-                    HelmholtzMethod::Direct => None,
-                };
+                let sweeps = sweeps_for(self.helmholtz_method, &jacobi[c], b);
                 let delta = &mut self.delta[c];
                 match sweeps {
                     Some(sweeps) => {

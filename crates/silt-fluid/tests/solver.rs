@@ -173,6 +173,9 @@ fn jacobi_and_direct_helmholtz_solves_agree() {
         auto.step().unwrap();
         direct.step().unwrap();
     }
+    let plan = auto.helmholtz_plan(0.01).unwrap();
+    assert!(plan.iter().all(|s| s.is_some_and(|n| n >= 1 && n <= 8)), "{plan:?}");
+    assert_eq!(direct.helmholtz_plan(0.01), Some([None; 3]));
     assert_eq!(auto.times.jacobi_solves, 6 * 3 * 3);
     assert_eq!(auto.times.direct_solves, 0);
     assert_eq!(direct.times.jacobi_solves, 0);
@@ -196,6 +199,7 @@ fn jacobi_and_direct_helmholtz_solves_agree() {
     let mut viscous = config;
     viscous.viscosity = 1.0;
     let mut s = FluidSolver::new(viscous).unwrap();
+    assert_eq!(s.helmholtz_plan(0.01), Some([None; 3]));
     s.step().unwrap();
     assert_eq!(s.times.jacobi_solves, 0);
     assert_eq!(s.times.direct_solves, 9);

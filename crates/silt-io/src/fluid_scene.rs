@@ -1309,21 +1309,26 @@ pub fn reynolds_number(scene: &FluidScene) -> ReynoldsNumber {
 
 /// Estimated memory of the solver in bytes: 5 fields with ghost layers (3 velocity components, pressure,
 /// pressure correction), 7 compact arrays (3 right-hand sides, 3 increments, the Poisson right-hand side),
-/// plus [`factorisation_estimate`].
+/// plus [`factorisation_estimate`] (at most: as if every Helmholtz system took the direct solver).
 pub fn memory_estimate(config: &FluidConfig) -> f64 {
     let n = config.grid.cell_count() as f64;
     let ghosted = config.grid.field_dims().iter().product::<usize>() as f64;
-    8.0 * (5.0 * ghosted + 7.0 * n) + factorisation_estimate(config)
+    8.0 * (5.0 * ghosted + 7.0 * n) + factorisation_estimate(config, false)
 }
 
 /// Estimated bytes the solver allocates during its first step: the cached z factorisations of the direct
 /// solvers (one field's worth per (a, b) pair: the Poisson problem, and with Crank–Nicolson 3 components
-/// x 3 stages; half that when x is periodic, twice when z is), and 3 response fields for flow-rate
-/// driving with Crank–Nicolson.
-pub fn factorisation_estimate(config: &FluidConfig) -> f64 {
+/// x 3 stages unless `jacobi_only` (all three stages solve them by Jacobi sweeps); half that when x is
+/// periodic, twice when z is), and 3 response fields for flow-rate driving with Crank–Nicolson.
+pub fn factorisation_estimate(config: &FluidConfig, jacobi_only: bool) -> f64 {
     let n = config.grid.cell_count() as f64;
     let crank_nicolson = config.viscous == Viscous::CrankNicolson;
-    let pairs = if crank_nicolson { 10.0 } else { 1.0 };
+    // The Poisson solver's, plus those of the Helmholtz systems the direct solver takes.
+    let pairs = if crank_nicolson && !jacobi_only {
+        10.0
+    } else {
+        1.0
+    };
     let x_factor = if config.boundaries.is_periodic(0) {
         0.5
     } else {
@@ -1514,13 +1519,35 @@ pub fn check_report(scene: &FluidScene, solver: &FluidSolver) -> String {
         num(viscous_time),
         num(scene.end_time / viscous_time)
     );
+    let plan = solver.helmholtz_plan(dt);
+    if let Some(stages) = plan {
+        let described: Vec<String> = stages
+            .iter()
+            .map(|s| s.map_or("direct".to_string(), |n| format!("{n} Jacobi sweeps")))
+            .collect();
+        let _ = writeln!(
+            out,
+            "implicit solves  Crank–Nicolson systems at the initial dt, stages 1-3: {} (Jacobi: max-norm \
+             error <= {:e} of the solution; direct where more than {} sweeps would be needed)",
+            described.join(", "),
+            silt_fluid::solver::JACOBI_TOLERANCE,
+            silt_fluid::solver::MAX_JACOBI_SWEEPS
+        );
+    }
+    let all_jacobi = plan.is_some_and(|stages| stages.iter().all(Option::is_some));
     let mib = |bytes: f64| format!("{:.1}", bytes / (1024.0 * 1024.0));
     let set_up = solver.allocated_bytes() as f64;
-    let later = factorisation_estimate(c);
+    // Jacobi rings: per component, one per thread, about RING_BYTES each.
+    let rings = if plan.is_some_and(|stages| stages.iter().any(Option::is_some)) {
+        3.0 * silt_fluid::jacobi::ring_bytes_estimate() as f64
+    } else {
+        0.0
+    };
+    let later = factorisation_estimate(c, all_jacobi) + rings;
     let _ = writeln!(
         out,
         "memory           about {} MiB: {} MiB allocated at set-up (fields, stage arrays, solver tables) \
-         + about {} MiB of factorisations cached in the first step",
+         + about {} MiB of factorisations and Jacobi rings made in the first step",
         mib(set_up + later),
         mib(set_up),
         mib(later)
