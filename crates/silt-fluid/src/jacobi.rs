@@ -606,25 +606,8 @@ impl Operator<'_> {
 mod tests {
     use super::*;
     use crate::poisson::SeparableSolver;
+    use crate::test_support::{max_abs, Lcg};
     use AxisKind::*;
-
-    struct Lcg(u64);
-    impl Lcg {
-        fn next(&mut self) -> f64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((self.0 >> 11) as f64) / ((1u64 << 53) as f64) - 0.5
-        }
-        fn vec(&mut self, n: usize) -> Vec<f64> {
-            (0..n).map(|_| self.next()).collect()
-        }
-    }
-
-    fn max_abs(v: &[f64]) -> f64 {
-        v.iter().fold(0.0, |m, x| m.max(x.abs()))
-    }
 
     /// Jacobi against the direct solver for every kind on every axis, at the sweep count the bound
     /// asks for: the difference stays within the requested tolerance of the solution.

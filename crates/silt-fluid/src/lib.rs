@@ -11,6 +11,8 @@ pub mod momentum;
 pub mod poisson;
 pub mod projection;
 pub mod solver;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 pub use boundary::{Boundaries, Boundary};
 pub use grid::{Field, Grid, Location, Unknowns};

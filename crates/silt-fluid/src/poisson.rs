@@ -1001,35 +1001,8 @@ fn neighbour_table(kind: AxisKind, m: usize) -> Vec<(usize, f64, usize, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{max_abs, Lcg};
     use std::f64::consts::PI;
-
-    /// Deterministic pseudo-random values in [-1, 1) (64-bit LCG, Knuth's constants).
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn next(&mut self) -> f64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        }
-
-        fn vec(&mut self, n: usize) -> Vec<f64> {
-            (0..n).map(|_| self.next()).collect()
-        }
-    }
-
-    /// Max |v|, NaN if any entry is NaN.
-    fn max_abs(v: &[f64]) -> f64 {
-        v.iter().fold(0.0, |m, x| {
-            if x.is_nan() || m.is_nan() {
-                f64::NAN
-            } else {
-                m.max(x.abs())
-            }
-        })
-    }
 
     /// Max |p - q|, NaN if any difference is NaN.
     fn max_diff(p: &[f64], q: &[f64]) -> f64 {

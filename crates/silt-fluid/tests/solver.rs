@@ -174,7 +174,10 @@ fn jacobi_and_direct_helmholtz_solves_agree() {
         direct.step().unwrap();
     }
     let plan = auto.helmholtz_plan(0.01).unwrap();
-    assert!(plan.iter().all(|s| s.is_some_and(|n| (1..=8).contains(&n))), "{plan:?}");
+    assert!(
+        plan.iter().all(|s| s.is_some_and(|n| (1..=8).contains(&n))),
+        "{plan:?}"
+    );
     assert_eq!(direct.helmholtz_plan(0.01), Some([None; 3]));
     assert_eq!(auto.times.jacobi_solves, 6 * 3 * 3);
     assert_eq!(auto.times.direct_solves, 0);
