@@ -468,6 +468,7 @@ impl Operator<'_> {
         let ring_row = |j: isize| (j - row_start) as usize * m0;
         let (y, z) = (&self.solver.axes[1], &self.solver.axes[2]);
         let (start, stop) = planes.range(sweeps);
+        // At time t sweep s produces plane t - s, after sweep s - 1 produced plane t - s + 1.
         for t in start..stop + sweeps as isize {
             for s in 0..=sweeps {
                 let k = t - s as isize;
