@@ -4,6 +4,7 @@
 //! Units: Silt computes in whatever consistent unit system a scene uses (SI recommended).
 
 pub mod rk3;
+pub mod simd;
 
 /// Three-component double-precision vector used for positions, velocities, forces and torques.
 pub type Vec3 = glam::DVec3;

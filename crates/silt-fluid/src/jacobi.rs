@@ -286,7 +286,6 @@ impl JacobiSolver {
             inverse_diagonal,
             target: layout,
         };
-        let arch = pulp::Arch::new();
         // Each piece gets the target planes of its z range (the last chunk may hold padding planes).
         target[layout.start[2] * layout.plane_len..]
             .par_chunks_mut(piece_planes * layout.plane_len)
@@ -308,18 +307,17 @@ impl JacobiSolver {
                         periodic: y_periodic,
                     };
                     // Compiled for the widest vector instructions this processor has (same
-                    // arithmetic per value, no fused multiply-add, so the same numbers on any).
-                    let wavefront = Wavefront {
-                        operator: &operator,
-                        planes: &planes,
-                        rows: &rows,
-                        ring: &mut ring[..],
-                        out: &mut out[..],
-                    };
+                    // arithmetic per value, so the same numbers on any).
                     if self.baseline_only {
-                        pulp::Simd::vectorize(pulp::Scalar::new(), wavefront);
+                        silt_core::simd::baseline(
+                            #[inline(always)]
+                            || operator.wavefront(&planes, &rows, ring, out),
+                        );
                     } else {
-                        arch.dispatch(wavefront);
+                        silt_core::simd::vectorized(
+                            #[inline(always)]
+                            || operator.wavefront(&planes, &rows, ring, out),
+                        );
                     }
                 }
             });
@@ -422,25 +420,6 @@ impl Span {
             (k, 0.0)
         };
         (below, above)
-    }
-}
-
-/// One [`Operator::wavefront`] call, for [`pulp::Arch::dispatch`].
-struct Wavefront<'a, 'b> {
-    operator: &'a Operator<'b>,
-    planes: &'a Span,
-    rows: &'a Span,
-    ring: &'a mut [f64],
-    out: &'a mut [f64],
-}
-
-impl pulp::WithSimd for Wavefront<'_, '_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _simd: S) {
-        self.operator
-            .wavefront(self.planes, self.rows, self.ring, self.out);
     }
 }
 
