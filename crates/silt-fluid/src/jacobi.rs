@@ -24,7 +24,7 @@
 
 use rayon::prelude::*;
 
-use crate::poisson::AxisKind;
+use crate::poisson::{neighbour_table, AxisKind};
 
 /// One axis of `L_h` split into its diagonal and off-diagonal parts (without the `1/h²`).
 #[derive(Clone, Debug)]
@@ -39,32 +39,25 @@ struct AxisStencil {
 }
 
 impl AxisStencil {
+    /// From the neighbour table of the direct solver: a neighbour that is the position itself is a
+    /// ghost value, whose coefficient belongs to the diagonal.
     fn new(kind: AxisKind, m: usize) -> Self {
-        let (ghost_low, ghost_high) = kind.ghost_coefficients();
-        let periodic = kind == AxisKind::Periodic;
         let mut stencil = AxisStencil {
             low: Vec::with_capacity(m),
             high: Vec::with_capacity(m),
             diagonal: Vec::with_capacity(m),
         };
-        for p in 0..m {
+        for (p, (low, c_low, high, c_high)) in neighbour_table(kind, m).into_iter().enumerate() {
             let mut diagonal = -2.0;
-            let low = if p > 0 {
-                (p - 1, 1.0)
-            } else if periodic {
-                (m - 1, 1.0)
-            } else {
-                diagonal += ghost_low;
-                (p, 0.0)
+            let mut split = |index: usize, coefficient: f64| {
+                if index == p {
+                    diagonal += coefficient;
+                    (p, 0.0)
+                } else {
+                    (index, coefficient)
+                }
             };
-            let high = if p + 1 < m {
-                (p + 1, 1.0)
-            } else if periodic {
-                (0, 1.0)
-            } else {
-                diagonal += ghost_high;
-                (p, 0.0)
-            };
+            let (low, high) = (split(low, c_low), split(high, c_high));
             stencil.low.push(low);
             stencil.high.push(high);
             stencil.diagonal.push(diagonal);

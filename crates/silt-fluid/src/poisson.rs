@@ -130,7 +130,7 @@ impl AxisKind {
 
     /// Ghost-value coefficients `(low, high)`: the missing neighbour beyond the low end is
     /// `low · φ_0` and beyond the high end `high · φ_{m-1}` (unused for `Periodic`).
-    pub(crate) fn ghost_coefficients(self) -> (f64, f64) {
+    fn ghost_coefficients(self) -> (f64, f64) {
         match self {
             AxisKind::Periodic => (0.0, 0.0),
             AxisKind::NeumannNeumann => (1.0, 1.0),
@@ -975,7 +975,7 @@ fn thomas(lower: &[f64], diag: &[f64], upper: &[f64], rhs: &mut [f64]) {
 
 /// Neighbour table of one axis: `(low index, low coefficient, high index, high coefficient)` so that
 /// `φ_{p-1} = low coefficient · φ[low index]` (ghost relations included), likewise for `φ_{p+1}`.
-fn neighbour_table(kind: AxisKind, m: usize) -> Vec<(usize, f64, usize, f64)> {
+pub(crate) fn neighbour_table(kind: AxisKind, m: usize) -> Vec<(usize, f64, usize, f64)> {
     let (glo, ghi) = kind.ghost_coefficients();
     (0..m)
         .map(|p| {
