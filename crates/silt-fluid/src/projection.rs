@@ -7,15 +7,30 @@ use rayon::prelude::*;
 
 /// `out` = scale * D u at the cells (compact array over `cells`, the pressure's unknowns).
 pub fn divergence(u: &[Field; 3], cells: &Unknowns, spacing: f64, scale: f64, out: &mut [f64]) {
+    divergence_and_mean(u, cells, spacing, scale, out, None);
+}
+
+/// [`divergence`], and, with `mean_of = Some(c)` for a periodic axis c, the mean of u_c over its
+/// unknowns (read in the same pass; the same number as `diagnostics::mean_over`).
+pub fn divergence_and_mean(
+    u: &[Field; 3],
+    cells: &Unknowns,
+    spacing: f64,
+    scale: f64,
+    out: &mut [f64],
+    mean_of: Option<usize>,
+) -> Option<f64> {
     let field = &u[0];
     let strides = [field.stride(0), field.stride(1), field.stride(2)];
     let factor = scale / spacing;
     let m0 = cells.shape[0];
     let start = cells.start;
-    out.par_chunks_mut(cells.plane_len())
+    let plane_sums: Vec<f64> = out
+        .par_chunks_mut(cells.plane_len())
         .enumerate()
-        .for_each(|(kc, out)| {
+        .map(|(kc, out)| {
             let k = kc + start[2];
+            let mut plane_sum = 0.0;
             for (jc, out) in out.chunks_exact_mut(m0).enumerate() {
                 let first = field.index(start[0], jc + start[1], k);
                 // Row slices (at x and x - stride of each component), so that the loop vectorises.
@@ -28,8 +43,15 @@ pub fn divergence(u: &[Field; 3], cells: &Unknowns, spacing: f64, scale: f64, ou
                     }
                     out[i] = factor * sum;
                 }
+                // Along a periodic axis the faces "here" of the cells are the unknowns of u_c.
+                if let Some(c) = mean_of {
+                    plane_sum += crate::diagnostics::row_sum(m0, |i| here[c][i]);
+                }
             }
-        });
+            plane_sum
+        })
+        .collect();
+    mean_of.map(|_| plane_sums.iter().sum::<f64>() / cells.len() as f64)
 }
 
 /// Largest |D u| over the cells.
@@ -54,6 +76,44 @@ pub fn subtract_gradient(u: &mut Field, c: usize, unknowns: &Unknowns, phi: &Fie
         let (here, ahead) = (&phi.data[first..][..n], &phi.data[first + stride..][..n]);
         for i in 0..n {
             row[i] -= factor * (ahead[i] - here[i]);
+        }
+    });
+}
+
+/// The flow-rate driving's addition to the streamwise velocity: `force` times the response to a unit
+/// uniform force, per unknown (compact array) or the same everywhere.
+#[derive(Clone, Copy, Debug)]
+pub enum FlowRateAddition<'a> {
+    Response { force: f64, response: &'a [f64] },
+    Uniform(f64),
+}
+
+/// u_c = (u_c + driving) - factor * G_c phi: [`subtract_gradient`] that also adds the flow-rate driving,
+/// in the same pass (the driving is uniform along the periodic axis c, so it adds no divergence).
+pub fn drive_and_subtract_gradient(
+    u: &mut Field,
+    c: usize,
+    unknowns: &Unknowns,
+    phi: &Field,
+    factor: f64,
+    driving: FlowRateAddition,
+) {
+    let stride = phi.stride(c);
+    for_each_row(u, unknowns, |row, first, compact| {
+        let n = row.len();
+        let (here, ahead) = (&phi.data[first..][..n], &phi.data[first + stride..][..n]);
+        match driving {
+            FlowRateAddition::Response { force, response } => {
+                let response = &response[compact..][..n];
+                for i in 0..n {
+                    row[i] = (row[i] + force * response[i]) - factor * (ahead[i] - here[i]);
+                }
+            }
+            FlowRateAddition::Uniform(shift) => {
+                for i in 0..n {
+                    row[i] = (row[i] + shift) - factor * (ahead[i] - here[i]);
+                }
+            }
         }
     });
 }
@@ -85,4 +145,43 @@ pub fn update_pressure(p: &mut Field, cells: &Unknowns, phi: &Field, spacing: f6
             row[i] += c - beta * (sum * inverse_h2);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::Grid;
+    use crate::test_support::Lcg;
+
+    /// The mean read during the divergence pass is the number `diagnostics::mean_over` gives, for each
+    /// axis (all periodic), and the divergence itself is unchanged by reading it.
+    #[test]
+    fn divergence_pass_mean_matches_mean_over() {
+        // Rows of 13 cells: one whole group of eight partial sums and a remainder.
+        let grid = Grid {
+            cells: [13, 6, 5],
+            spacing: 0.1,
+            origin: [0.0; 3],
+        };
+        let mut random = Lcg(7);
+        let u = [0, 1, 2].map(|_| {
+            let mut f = Field::zeros(&grid);
+            f.data = random.vec(f.data.len());
+            f
+        });
+        let cells = Unknowns {
+            start: [1; 3],
+            shape: grid.cells,
+        };
+        let mut plain = vec![0.0; cells.len()];
+        divergence(&u, &cells, grid.spacing, 2.0, &mut plain);
+        for axis in 0..3 {
+            let mut out = vec![0.0; cells.len()];
+            let mean = divergence_and_mean(&u, &cells, grid.spacing, 2.0, &mut out, Some(axis));
+            assert_eq!(mean, Some(crate::diagnostics::mean_over(&u[axis], &cells)));
+            assert_eq!(out, plain);
+        }
+        let mean = divergence_and_mean(&u, &cells, grid.spacing, 2.0, &mut plain, None);
+        assert_eq!(mean, None);
+    }
 }

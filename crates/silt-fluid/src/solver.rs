@@ -3,12 +3,14 @@
 //! solve of the increment, a projection and the pressure update (seed sec. 2).
 
 use crate::boundary::Boundaries;
-use crate::grid::{for_each_row, Field, Grid, Unknowns};
+use crate::grid::{Field, Grid, Unknowns};
 use crate::jacobi::JacobiSolver;
 use crate::momentum::{add_increment, explicit_increments, MomentumTerms, Stage};
 use crate::poisson::SeparableSolver;
-use crate::projection::{divergence, scatter, subtract_gradient, update_pressure};
-use rayon::prelude::*;
+use crate::projection::{
+    divergence_and_mean, drive_and_subtract_gradient, scatter, subtract_gradient, update_pressure,
+    FlowRateAddition,
+};
 use silt_core::rk3::{ALPHA, GAMMA, ZETA};
 
 /// Treatment of the viscous term.
@@ -490,8 +492,6 @@ impl FluidSolver {
                 }
             }
         }
-        // Flow-rate driving: the uniform force that brings the bulk velocity to its target.
-        let driving_force = self.flow_rate_force(k, dt, added);
         for c in 0..3 {
             if !added[c] {
                 add_increment(
@@ -509,23 +509,55 @@ impl FluidSolver {
         // 4. Pressure correction: L phi = D u* / (2 alpha dt).
         let clock = std::time::Instant::now();
         let stage_length = 2.0 * stage.alpha * dt;
-        divergence(
+        let flow_rate = match self.config.driving {
+            Driving::FlowRate {
+                axis,
+                bulk_velocity,
+            } => Some((axis, bulk_velocity)),
+            _ => None,
+        };
+        let driving_axis = flow_rate.map(|(axis, _)| axis);
+        let streamwise_mean = divergence_and_mean(
             &self.state.velocity,
             &self.cells,
             h,
             1.0 / stage_length,
             &mut self.phi_compact,
+            driving_axis,
         );
         self.poisson.solve(0.0, 1.0, &mut self.phi_compact);
         scatter(&self.phi_compact, &self.cells, &mut self.phi);
         self.config.boundaries.fill_scalar_ghosts(&mut self.phi);
         self.times.poisson += clock.elapsed().as_secs_f64();
 
-        // 5. Projection and pressure update.
+        // 5. Projection (with the flow-rate driving) and pressure update.
         let clock = std::time::Instant::now();
+        let driving_force = match (flow_rate, streamwise_mean) {
+            (Some((axis, bulk_velocity)), Some(current)) => {
+                let force = self.flow_rate_force(k, dt, axis, bulk_velocity - current);
+                let driving = match self.helmholtz {
+                    None => FlowRateAddition::Uniform(force * stage_length),
+                    Some(_) => FlowRateAddition::Response {
+                        force,
+                        response: &self.flow_rate_response[k].2,
+                    },
+                };
+                drive_and_subtract_gradient(
+                    &mut self.state.velocity[axis],
+                    axis,
+                    &self.velocity_unknowns[axis],
+                    &self.phi,
+                    stage_length / h,
+                    driving,
+                );
+                force
+            }
+            _ => 0.0,
+        };
         for c in 0..3 {
             let outflows = self.config.boundaries.outflow_planes(&grid, c);
-            for points in std::iter::once(self.velocity_unknowns[c]).chain(outflows) {
+            let unknowns = (Some(c) != driving_axis).then_some(self.velocity_unknowns[c]);
+            for points in unknowns.into_iter().chain(outflows) {
                 subtract_gradient(
                     &mut self.state.velocity[c],
                     c,
@@ -561,60 +593,23 @@ impl FluidSolver {
         force
     }
 
-    /// Flow-rate driving: adds to the increment of the streamwise velocity the response to the uniform
-    /// force g that makes its mean equal the prescribed bulk velocity, and returns g. The projection leaves
-    /// the mean of a periodic component unchanged, so the bulk velocity is held to round-off. With
-    /// Crank–Nicolson the response r solves (1 - alpha dt nu L) r = 2 alpha dt (walls slow it down); it is
-    /// kept per stage while dt does not change.
-    ///
-    /// `added[c]`: the Jacobi solve has added the increment of component c to the velocity already;
-    /// then the response goes to the velocity too.
-    fn flow_rate_force(&mut self, k: usize, dt: f64, added: [bool; 3]) -> f64 {
-        let Driving::FlowRate {
-            axis,
-            bulk_velocity,
-        } = self.config.driving
-        else {
-            return 0.0;
-        };
-        let unknowns = self.velocity_unknowns[axis];
+    /// Flow-rate driving: the uniform force g along `axis` that changes the mean of the streamwise
+    /// velocity by `shortfall` (the prescribed bulk velocity minus the current mean). The projection leaves the mean of a periodic
+    /// component unchanged, so the bulk velocity is held to round-off. Explicit viscous terms: g adds
+    /// g 2 alpha dt everywhere. Crank–Nicolson: g adds g r, with r the response (1 - alpha dt nu L) r =
+    /// 2 alpha dt (walls slow it down), kept per stage in `flow_rate_response` while dt does not change.
+    fn flow_rate_force(&mut self, k: usize, dt: f64, axis: usize, shortfall: f64) -> f64 {
         let stage_length = 2.0 * ALPHA[k] * dt;
-        let mut current = crate::diagnostics::mean_over(&self.state.velocity[axis], &unknowns);
-        if !added[axis] {
-            current += crate::diagnostics::mean_of(&self.delta[axis]);
-        }
         let Some(solvers) = &mut self.helmholtz else {
-            let g = (bulk_velocity - current) / stage_length;
-            self.delta[axis]
-                .par_iter_mut()
-                .for_each(|d| *d += g * stage_length);
-            return g;
+            return shortfall / stage_length;
         };
         let cached = &mut self.flow_rate_response[k];
         if cached.0 != dt {
-            let mut response = vec![stage_length; unknowns.len()];
+            let mut response = vec![stage_length; self.velocity_unknowns[axis].len()];
             solvers[axis].solve(1.0, -ALPHA[k] * dt * self.config.viscosity, &mut response);
             *cached = (dt, crate::diagnostics::mean_of(&response), response);
         }
-        let (_, mean_response, response) = &*cached;
-        let g = (bulk_velocity - current) / mean_response;
-        if added[axis] {
-            for_each_row(
-                &mut self.state.velocity[axis],
-                &unknowns,
-                |row, _, compact| {
-                    for (value, r) in row.iter_mut().zip(&response[compact..]) {
-                        *value += g * r;
-                    }
-                },
-            );
-        } else {
-            self.delta[axis]
-                .par_iter_mut()
-                .zip(response)
-                .for_each(|(d, r)| *d += g * r);
-        }
-        g
+        shortfall / cached.1
     }
 
     /// Stops a run whose velocities are no longer finite or whose CFL number left the stable range.
