@@ -93,9 +93,28 @@ pub struct DemSystem {
     pub wall_states: Vec<ContactState>,
     /// Number of force evaluations so far (for cost per evaluation).
     pub evaluations: u64,
+    /// Loads from outside the contact model (the fluid's, in coupled runs), per particle, added to every
+    /// evaluation; empty vectors for none. Not part of a checkpoint: the coupling sets them each stage.
+    pub external: Loads,
     carried_loads: Option<Loads>,
     densities: Vec<f64>,
     scratch: Scratch,
+}
+
+/// loads += external, per particle (nothing when `external` is empty).
+fn add_external(external: &Loads, loads: &mut Loads) {
+    if external.force.is_empty() {
+        return;
+    }
+    loads
+        .force
+        .par_iter_mut()
+        .zip(loads.torque.par_iter_mut())
+        .zip(external.force.par_iter().zip(&external.torque))
+        .for_each(|((f, t), (ef, et))| {
+            *f += *ef;
+            *t += *et;
+        });
 }
 
 impl DemSystem {
@@ -126,6 +145,7 @@ impl DemSystem {
             neighbors: NeighborList::new(skin),
             wall_states,
             evaluations: 0,
+            external: Loads::default(),
             carried_loads: None,
             densities,
             scratch: Scratch::default(),
@@ -140,25 +160,45 @@ impl DemSystem {
     /// Advances the system by one time step dt.
     pub fn step(&mut self) -> Result<(), StepError> {
         match self.integrator {
-            Integrator::PredictorCorrector { substeps } => {
+            Integrator::PredictorCorrector { .. } | Integrator::EulerCrankNicolson { .. } => {
                 for stage in 0..3 {
-                    let h = stage_fraction(stage) * self.dt / substeps[stage] as f64;
-                    for _ in 0..substeps[stage] {
-                        self.predictor_corrector_substep(stage, h);
-                    }
+                    self.step_stage(stage)?;
                 }
-            }
-            Integrator::EulerCrankNicolson { substeps } => {
-                for stage in 0..3 {
-                    let h = stage_fraction(stage) * self.dt / substeps[stage] as f64;
-                    for _ in 0..substeps[stage] {
-                        self.euler_crank_nicolson_substep(h);
-                    }
-                }
+                Ok(())
             }
             // Its half kicks, drift, folding and checks share the passes over the particles of the
             // evaluation of the loads.
-            Integrator::VelocityVerlet => return self.velocity_verlet_step(),
+            Integrator::VelocityVerlet => self.velocity_verlet_step(),
+        }
+    }
+
+    /// The sub-steps of Runge–Kutta stage `stage` (0, 1, 2) of a step, for a coupled run in which the
+    /// fluid advances between the stages (seed sec. 4: the particles sub-step within each fluid stage,
+    /// with the [external loads](DemSystem::external) held over the stage). The last stage completes the
+    /// step. Velocity Verlet has no stages: it takes its whole step at stage 2.
+    pub fn step_stage(&mut self, stage: usize) -> Result<(), StepError> {
+        match self.integrator {
+            Integrator::PredictorCorrector { substeps } => {
+                let h = stage_fraction(stage) * self.dt / substeps[stage] as f64;
+                for _ in 0..substeps[stage] {
+                    self.predictor_corrector_substep(stage, h);
+                }
+            }
+            Integrator::EulerCrankNicolson { substeps } => {
+                let h = stage_fraction(stage) * self.dt / substeps[stage] as f64;
+                for _ in 0..substeps[stage] {
+                    self.euler_crank_nicolson_substep(h);
+                }
+            }
+            Integrator::VelocityVerlet => {
+                return match stage {
+                    2 => self.velocity_verlet_step(),
+                    _ => Ok(()),
+                }
+            }
+        }
+        if stage < 2 {
+            return Ok(());
         }
         self.step_count += 1;
         let time = self.time();
@@ -408,6 +448,7 @@ impl DemSystem {
             hooks,
         );
         self.evaluations += 1;
+        add_external(&self.external, loads);
         let (x, u, w) = if predicted {
             let s = &mut self.scratch;
             (&mut s.position, &mut s.velocity, &mut s.angular_velocity)
@@ -672,6 +713,75 @@ mod tests {
             "{err:?}"
         );
         assert!(err.to_string().contains("particle 1"));
+    }
+
+    /// External loads held over the stages (the fluid's, in coupled runs) move a free sphere as a constant
+    /// force should: the sub-stepped predictor–corrector is exact for constant accelerations, and the
+    /// stages taken one by one are the step.
+    #[test]
+    fn external_loads_act_over_the_stages() {
+        let materials = vec![Material {
+            name: "m".into(),
+            density: 2.0,
+            e_dry: 0.9,
+            poisson: 0.2,
+            mu_s: 0.5,
+            mu_k: 0.4,
+        }];
+        let model = ContactModel::new(
+            NormalLaw::Linear,
+            TangentialLaw::SpringHistory,
+            &materials,
+            0.01,
+            EnduringContact::MinimumSpeed(0.01),
+            1e-3,
+            0.0,
+            None,
+        );
+        let mut particles = Particles::default();
+        particles.push(Vec3::splat(4.0), Vec3::ZERO, 0.5, 2.0, 0, false);
+        let domain = Domain {
+            min: Vec3::ZERO,
+            max: Vec3::splat(8.0),
+            periodic: [false; 3],
+        };
+        let dt = 1e-2;
+        let mut system = DemSystem::new(
+            domain,
+            Vec3::ZERO,
+            materials,
+            model,
+            particles,
+            vec![],
+            Integrator::SEED,
+            dt,
+            0.1,
+        );
+        let (mass, inertia) = (system.particles.mass[0], system.particles.inertia[0]);
+        let (force, torque) = (Vec3::new(0.3, -0.2, 0.1), Vec3::new(0.0, 0.05, 0.0));
+        system.external = Loads {
+            force: vec![force],
+            torque: vec![torque],
+        };
+        let mut staged = system.clone();
+        for _ in 0..10 {
+            system.step().unwrap();
+            for stage in 0..3 {
+                staged.step_stage(stage).unwrap();
+            }
+        }
+        assert_eq!(system.particles, staged.particles);
+        assert_eq!(system.step_count, 10);
+        let t = 10.0 * dt;
+        let p = &system.particles;
+        assert!((p.velocity[0] - force / mass * t).length() < 1e-14);
+        assert!((p.angular_velocity[0] - torque / inertia * t).length() < 1e-14);
+        let expected = Vec3::splat(4.0) + 0.5 * force / mass * t * t;
+        assert!(
+            (p.position[0] - expected).length() < 1e-13,
+            "{}",
+            p.position[0]
+        );
     }
 
     /// A small velocity-Verlet system: `count` spheres of radius 0.5 on a line along x, with gaps `gap`

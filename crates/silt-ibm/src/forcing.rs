@@ -50,6 +50,10 @@ pub struct DirectForcing {
     /// Hydrodynamic force and torque per unit fluid density on each sphere in the last stage.
     pub force: Vec<Vec3>,
     pub torque: Vec<Vec3>,
+    /// Their averages over the stages of the last step, sum_k 2 alpha_k (force, torque)_k: the momentum
+    /// the fluid exchanged with each sphere over the step, divided by dt.
+    pub step_force: Vec<Vec3>,
+    pub step_torque: Vec<Vec3>,
     /// Markers whose support crossed a wall in the last stage (disabled).
     pub disabled_markers: usize,
 }
@@ -77,6 +81,8 @@ impl DirectForcing {
             markers,
             force: vec![Vec3::ZERO; n],
             torque: vec![Vec3::ZERO; n],
+            step_force: vec![Vec3::ZERO; n],
+            step_torque: vec![Vec3::ZERO; n],
             disabled_markers: 0,
         }
     }
@@ -190,6 +196,15 @@ impl StageForcing for DirectForcing {
             let f = total[l] * markers.volume[l];
             self.force[p] -= f;
             self.torque[p] -= markers.arm[l].cross(f);
+        }
+        let weight = silt_core::rk3::stage_fraction(stage);
+        for p in 0..self.spheres.len() {
+            if stage == 0 {
+                self.step_force[p] = Vec3::ZERO;
+                self.step_torque[p] = Vec3::ZERO;
+            }
+            self.step_force[p] += weight * self.force[p];
+            self.step_torque[p] += weight * self.torque[p];
         }
     }
 }

@@ -7,5 +7,6 @@ pub mod delta;
 pub mod forcing;
 pub mod markers;
 pub mod transfer;
+pub mod volume_fraction;
 
 pub use glam::DVec3 as Vec3;

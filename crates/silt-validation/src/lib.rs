@@ -11,4 +11,5 @@ pub mod oblique_collision;
 pub mod report;
 pub mod settled_bed;
 pub mod setup;
+pub mod stokes_array;
 pub mod taylor_green;
