@@ -8,6 +8,7 @@ pub mod cavity;
 pub mod channel;
 pub mod normal_collision;
 pub mod oblique_collision;
+pub mod periodic_settling;
 pub mod report;
 pub mod settled_bed;
 pub mod setup;

@@ -5,6 +5,7 @@ use silt_fluid::grid::Grid;
 use silt_fluid::solver::{Driving, FluidConfig, FluidSolver, TimeStep, Viscous};
 use silt_ibm::forcing::{DirectForcing, RigidSphere};
 use silt_ibm::Vec3;
+use silt_validation::periodic_settling::{self, SettlingCase};
 use silt_validation::stokes_array::{self, DragCase};
 
 /// Drag of a simple-cubic array at phi = 0.125 and D/h = 8 and 12: the error against Hasimoto/Sangani
@@ -84,4 +85,38 @@ fn forced_flow_is_independent_of_the_thread_count() {
         })
     };
     assert_eq!(run(1), run(2));
+}
+
+/// A free sphere settling in a periodic box (four-way coupling with the fluid momentum inside the sphere,
+/// Kempe & Froehlich 2012) reaches the drag of the fixed array of the same box within 1 %, at density
+/// ratios 1.05 and 1.5, with its hydrodynamic force balancing its buoyant weight.
+#[test]
+fn free_sphere_settles_with_the_drag_of_the_fixed_array() {
+    let case = SettlingCase::standard(8.0, 24, 1.5);
+    let fixed = stokes_array::run(DragCase::standard(8.0, case.phi())).unwrap();
+    assert_eq!(fixed.cells, 24);
+    for ratio in [1.05, 1.5] {
+        let r = periodic_settling::run(SettlingCase {
+            density_ratio: ratio,
+            ..case
+        })
+        .unwrap();
+        assert!(r.velocity < 0.0, "ratio {ratio}: it should sink");
+        assert!(
+            r.unsteadiness < 1e-4,
+            "ratio {ratio}: not steady ({})",
+            r.unsteadiness
+        );
+        assert!(
+            (r.force_balance - 1.0).abs() < 1e-3,
+            "ratio {ratio}: {}",
+            r.force_balance
+        );
+        assert!(
+            (r.drag / fixed.drag - 1.0).abs() < 0.01,
+            "ratio {ratio}: K {} against the fixed array's {}",
+            r.drag,
+            fixed.drag
+        );
+    }
 }

@@ -1,0 +1,200 @@
+//! Four-way coupling of resolved spheres and the fluid (seed sec. 2 and 4; notes/ibm.md): inside each
+//! Runge–Kutta stage of the fluid, after its explicit increment,
+//!
+//! 1. the multi-direct forcing imposes each sphere's rigid-body velocity at the start of the stage
+//!    ([`DirectForcing`]) and gives the hydrodynamic force and torque of the stage;
+//! 2. the rate of change of the fluid momentum inside each sphere is taken from the forced velocity,
+//!    rho_f d/dt int_Vp u dV ~ rho_f (I^k - I^(k-1)) / dt_k, and likewise for the angular momentum
+//!    (Kempe & Froehlich 2012), which keeps density ratios near 1 stable;
+//! 3. the particles take the stage's sub-steps with the collision model ([`DemSystem::step_stage`]), the
+//!    hydrodynamic loads and the buoyancy -rho_f V_p g held over them (the DEM adds the weight m_p g):
+//!    rho_p V_p du_p/dt = rho_f (F_h + dI/dt) - rho_f V_p g + m_p g + F_c (seed eq. 3), and
+//!    I_p domega_p/dt = rho_f (T_h + dJ/dt) + T_c (seed eq. 4).
+//!
+//! The fluid solver then solves its Crank–Nicolson systems and projects.
+
+use crate::forcing::{DirectForcing, RigidSphere};
+use crate::transfer::GridLayout;
+use crate::volume_fraction::cell_fraction;
+use crate::Vec3;
+use rayon::prelude::*;
+use silt_dem::forces::Loads;
+use silt_dem::system::{DemSystem, StepError};
+use silt_fluid::boundary::Boundaries;
+use silt_fluid::grid::{Field, Grid, Unknowns};
+use silt_fluid::solver::StageForcing;
+use std::f64::consts::PI;
+
+/// Spheres of a [`DemSystem`] resolved on the fluid grid.
+pub struct CoupledParticles {
+    pub dem: DemSystem,
+    pub forcing: DirectForcing,
+    /// Fluid density rho_f (the particles' densities are their materials').
+    pub fluid_density: f64,
+    /// Fluid momentum and angular momentum (about the centre) inside each sphere at the last stage, per
+    /// unit fluid density; `None` before the first.
+    inner: Option<Vec<(Vec3, Vec3)>>,
+    /// The first error of the particle integration, if any (the fluid's stage cannot return it).
+    pub error: Option<StepError>,
+}
+
+impl CoupledParticles {
+    /// Couples the spheres of `dem` (its time step is set to the fluid's each stage) to the fluid on
+    /// `grid` with `boundaries`, with `iterations` forcing passes and markers retracted by `retraction` h.
+    pub fn new(
+        dem: DemSystem,
+        grid: Grid,
+        boundaries: &Boundaries,
+        fluid_density: f64,
+        iterations: usize,
+        retraction: f64,
+    ) -> Self {
+        let spheres = rigid_spheres(&dem);
+        CoupledParticles {
+            forcing: DirectForcing::new(grid, boundaries, spheres, iterations, retraction),
+            dem,
+            fluid_density,
+            inner: None,
+            error: None,
+        }
+    }
+}
+
+/// The spheres' current rigid-body states.
+fn rigid_spheres(dem: &DemSystem) -> Vec<RigidSphere> {
+    let p = &dem.particles;
+    (0..p.len())
+        .map(|i| RigidSphere {
+            centre: p.position[i],
+            radius: p.radius[i],
+            velocity: p.velocity[i],
+            angular_velocity: p.angular_velocity[i],
+        })
+        .collect()
+}
+
+impl StageForcing for CoupledParticles {
+    fn add_force(
+        &mut self,
+        stage: usize,
+        dt: f64,
+        velocity: &[Field; 3],
+        unknowns: &[Unknowns; 3],
+        delta: &mut [Vec<f64>; 3],
+    ) {
+        if self.error.is_some() {
+            return;
+        }
+        // 1. Forcing with the spheres where they are at the start of the stage.
+        let spheres = rigid_spheres(&self.dem);
+        for (forced, sphere) in self.forcing.spheres.iter_mut().zip(spheres) {
+            *forced = sphere;
+        }
+        self.forcing.add_force(stage, dt, velocity, unknowns, delta);
+
+        // 2. Momentum of the forced fluid inside each sphere, and its rate of change over the stage.
+        let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
+        let layout = &self.forcing.layout;
+        let inner: Vec<(Vec3, Vec3)> = self
+            .forcing
+            .spheres
+            .par_iter()
+            .map(|s| inner_momentum(layout, s.centre, s.radius, velocity, delta))
+            .collect();
+        let previous = self.inner.replace(inner.clone());
+
+        // 3. The particles' sub-steps with the hydrodynamic loads held over the stage.
+        let rho = self.fluid_density;
+        let gravity = self.dem.gravity;
+        let p = &self.dem.particles;
+        let n = p.len();
+        let mut external = Loads::zeros(n);
+        for i in 0..n {
+            let (rate, angular_rate) = match &previous {
+                Some(previous) => (
+                    (inner[i].0 - previous[i].0) / stage_length,
+                    (inner[i].1 - previous[i].1) / stage_length,
+                ),
+                None => (Vec3::ZERO, Vec3::ZERO),
+            };
+            let volume = 4.0 / 3.0 * PI * p.radius[i].powi(3);
+            external.force[i] = rho * (self.forcing.force[i] + rate) - rho * volume * gravity;
+            external.torque[i] = rho * (self.forcing.torque[i] + angular_rate);
+        }
+        self.dem.external = external;
+        self.dem.dt = dt;
+        if let Err(e) = self.dem.step_stage(stage) {
+            self.error = Some(e);
+        }
+    }
+}
+
+/// int u dV and int (x - centre) x u dV over the sphere, per unit density, from the forced velocity
+/// u + delta at the velocity points of each component, weighted by the solid fraction of the cell-sized
+/// control volume around each point (Kempe & Froehlich 2012).
+fn inner_momentum(
+    layout: &GridLayout,
+    centre: Vec3,
+    radius: f64,
+    velocity: &[Field; 3],
+    delta: &[Vec<f64>; 3],
+) -> (Vec3, Vec3) {
+    let h = layout.grid.spacing;
+    let h3 = h * h * h;
+    let (mut momentum, mut angular) = (Vec3::ZERO, Vec3::ZERO);
+    for c in 0..3 {
+        let Unknowns { start, shape } = layout.unknowns[c];
+        // Grid coordinates of the sphere's bounding box for component c.
+        let mut range = [(0isize, 0isize); 3];
+        for a in 0..3 {
+            let half = if a == c { 0.0 } else { 0.5 };
+            let s = |x: f64| (x - layout.grid.origin[a]) / h + half;
+            range[a] = (
+                (s(centre[a] - radius) - 1.0).floor() as isize,
+                (s(centre[a] + radius) + 1.0).ceil() as isize,
+            );
+        }
+        for k in range[2].0..=range[2].1 {
+            for j in range[1].0..=range[1].1 {
+                for i in range[0].0..=range[0].1 {
+                    let index = [i, j, k];
+                    // The point's position (unwrapped) and its unknown (wrapped on periodic axes).
+                    let mut point = Vec3::ZERO;
+                    let mut wrapped = [0usize; 3];
+                    let mut inside_grid = true;
+                    for a in 0..3 {
+                        let half = if a == c { 0.0 } else { 0.5 };
+                        point[a] = layout.grid.origin[a] + (index[a] as f64 - half) * h;
+                        let (first, count) = (start[a] as isize, shape[a] as isize);
+                        let idx = index[a];
+                        if layout.periodic[a] {
+                            wrapped[a] = ((idx - first).rem_euclid(count) + first) as usize;
+                        } else if (first..first + count).contains(&idx) {
+                            wrapped[a] = idx as usize;
+                        } else {
+                            inside_grid = false;
+                        }
+                    }
+                    if !inside_grid {
+                        continue;
+                    }
+                    let fraction = cell_fraction(point - Vec3::splat(0.5 * h), h, centre, radius);
+                    if fraction == 0.0 {
+                        continue;
+                    }
+                    let [wi, wj, wk] = wrapped;
+                    let field_index = wi + layout.dims[0] * (wj + layout.dims[1] * wk);
+                    let compact =
+                        (wi - start[0]) + shape[0] * ((wj - start[1]) + shape[1] * (wk - start[2]));
+                    let u = velocity[c].data[field_index] + delta[c][compact];
+                    let weight = fraction * h3 * u;
+                    momentum[c] += weight;
+                    let mut unit = Vec3::ZERO;
+                    unit[c] = weight;
+                    angular += (point - centre).cross(unit);
+                }
+            }
+        }
+    }
+    (momentum, angular)
+}
