@@ -462,6 +462,37 @@ impl DemSystem {
         problem
     }
 
+    /// For each particle, the largest Stokes number St = rho_p D_p u_in / (9 rho_f nu_f) (seed eq. 23) of
+    /// its contacts touching now (spheres and walls), from their recorded impact speeds u_in; 0 when it
+    /// touches nothing. The enduring-contact rule (seed eq. 22) compares it with St_crit.
+    pub fn contact_stokes_numbers(&self, fluid_density: f64, kinematic_viscosity: f64) -> Vec<f64> {
+        let p = &self.particles;
+        let n = p.len();
+        let stokes = |i: usize, impact_speed: f64| {
+            let density = self.densities[p.material[i]];
+            density * 2.0 * p.radius[i] * impact_speed.abs()
+                / (9.0 * fluid_density * kinematic_viscosity)
+        };
+        let mut largest = vec![0.0f64; n];
+        let list = &self.neighbors;
+        for (pair, state) in list.state.iter().enumerate() {
+            if state.touching {
+                for i in [list.first[pair] as usize, list.second[pair] as usize] {
+                    largest[i] = largest[i].max(stokes(i, state.impact_speed));
+                }
+            }
+        }
+        let slots = self.walls.len().max(1);
+        for (i, states) in self.wall_states.chunks(slots).enumerate().take(n) {
+            for state in states.iter().take(self.walls.len()) {
+                if state.touching {
+                    largest[i] = largest[i].max(stokes(i, state.impact_speed));
+                }
+            }
+        }
+        largest
+    }
+
     /// State needed to continue this run bit for bit.
     pub fn checkpoint(&self) -> DemCheckpoint {
         let list = &self.neighbors;
@@ -782,6 +813,93 @@ mod tests {
             "{}",
             p.position[0]
         );
+    }
+
+    /// The Stokes number of a contact is rho_p D u_in / (9 rho_f nu) from its recorded impact speed, for
+    /// wall and sphere contacts, and 0 for particles touching nothing.
+    #[test]
+    fn contact_stokes_numbers_follow_the_impact_speed() {
+        let materials = vec![Material {
+            name: "m".into(),
+            density: 3.0,
+            e_dry: 0.9,
+            poisson: 0.2,
+            mu_s: 0.5,
+            mu_k: 0.4,
+        }];
+        let dt = 1e-3;
+        let model = ContactModel::new(
+            NormalLaw::Actm,
+            TangentialLaw::SpringHistory,
+            &materials,
+            10.0 * dt,
+            EnduringContact::MinimumSpeed(0.0),
+            1e-3,
+            0.0,
+            None,
+        );
+        let mut particles = Particles::default();
+        // 0 hits the floor, 1 and 2 collide head on, each at speed 1; 3 is alone.
+        particles.push(
+            Vec3::new(2.0, 2.0, 0.52),
+            Vec3::new(0.0, 0.0, -1.0),
+            0.5,
+            3.0,
+            0,
+            false,
+        );
+        particles.push(
+            Vec3::new(4.0, 2.0, 3.0),
+            Vec3::new(0.5, 0.0, 0.0),
+            0.5,
+            3.0,
+            0,
+            false,
+        );
+        particles.push(
+            Vec3::new(5.02, 2.0, 3.0),
+            Vec3::new(-0.5, 0.0, 0.0),
+            0.5,
+            3.0,
+            0,
+            false,
+        );
+        particles.push(Vec3::new(7.0, 7.0, 7.0), Vec3::ZERO, 0.5, 3.0, 0, false);
+        let floor = Wall {
+            point: Vec3::ZERO,
+            normal: Vec3::Z,
+            material: 0,
+            velocity: Vec3::ZERO,
+        };
+        let domain = Domain {
+            min: Vec3::ZERO,
+            max: Vec3::splat(8.0),
+            periodic: [false; 3],
+        };
+        let mut system = DemSystem::new(
+            domain,
+            Vec3::ZERO,
+            materials,
+            model,
+            particles,
+            vec![floor],
+            Integrator::SEED,
+            dt,
+            0.1,
+        );
+        // Both contacts begin at t = 0.02 and last T_c = 0.01.
+        for _ in 0..25 {
+            system.step().unwrap();
+        }
+        let (rho_f, nu) = (1.0, 0.1);
+        let st = system.contact_stokes_numbers(rho_f, nu);
+        let expected = |u: f64| 3.0 * 1.0 * u / (9.0 * rho_f * nu);
+        // Impacts at about 1 (floor) and 1 (relative speed of the pair): u_in is recorded at the first
+        // sub-step that finds the surfaces touching, when the contact has acted for part of it.
+        assert!((st[0] / expected(1.0) - 1.0).abs() < 1e-2, "{st:?}");
+        assert!((st[1] / expected(1.0) - 1.0).abs() < 1e-2, "{st:?}");
+        assert_eq!(st[1], st[2]);
+        assert_eq!(st[3], 0.0);
     }
 
     /// A small velocity-Verlet system: `count` spheres of radius 0.5 on a line along x, with gaps `gap`

@@ -11,6 +11,10 @@
 //!    rho_p V_p du_p/dt = rho_f (F_h + dI/dt) - rho_f V_p g + m_p g + F_c (seed eq. 3), and
 //!    I_p domega_p/dt = rho_f (T_h + dJ/dt) + T_c (seed eq. 4).
 //!
+//! During a contact whose Stokes number exceeds St_crit the hydrodynamic loads on that particle are left
+//! out (seed eq. 22; its markers still force the fluid), the buoyancy stays; the rule is applied with the
+//! contacts as they are at the start of the stage.
+//!
 //! The fluid solver then solves its Crank–Nicolson systems and projects.
 
 use crate::forcing::{DirectForcing, RigidSphere};
@@ -18,6 +22,7 @@ use crate::transfer::GridLayout;
 use crate::volume_fraction::cell_fraction;
 use crate::Vec3;
 use rayon::prelude::*;
+use silt_dem::contact::EnduringContact;
 use silt_dem::forces::Loads;
 use silt_dem::system::{DemSystem, StepError};
 use silt_fluid::boundary::Boundaries;
@@ -36,6 +41,8 @@ pub struct CoupledParticles {
     inner: Option<Vec<(Vec3, Vec3)>>,
     /// The first error of the particle integration, if any (the fluid's stage cannot return it).
     pub error: Option<StepError>,
+    /// Particles whose hydrodynamic loads were left out in the last stage (seed eq. 22).
+    pub dry_contacts: usize,
 }
 
 impl CoupledParticles {
@@ -56,6 +63,7 @@ impl CoupledParticles {
             fluid_density,
             inner: None,
             error: None,
+            dry_contacts: 0,
         }
     }
 }
@@ -106,6 +114,21 @@ impl StageForcing for CoupledParticles {
         // 3. The particles' sub-steps with the hydrodynamic loads held over the stage.
         let rho = self.fluid_density;
         let gravity = self.dem.gravity;
+        // Eq. (22): hydrodynamic loads off during contacts above St_crit (wet runs only).
+        let dry = match self.dem.model.enduring {
+            EnduringContact::Stokes {
+                st_crit,
+                fluid_density,
+                kinematic_viscosity,
+            } => self
+                .dem
+                .contact_stokes_numbers(fluid_density, kinematic_viscosity)
+                .into_iter()
+                .map(|st| st > st_crit)
+                .collect(),
+            EnduringContact::MinimumSpeed(_) => vec![false; self.dem.particles.len()],
+        };
+        self.dry_contacts = dry.iter().filter(|&&d| d).count();
         let p = &self.dem.particles;
         let n = p.len();
         let mut external = Loads::zeros(n);
@@ -118,8 +141,13 @@ impl StageForcing for CoupledParticles {
                 None => (Vec3::ZERO, Vec3::ZERO),
             };
             let volume = 4.0 / 3.0 * PI * p.radius[i].powi(3);
-            external.force[i] = rho * (self.forcing.force[i] + rate) - rho * volume * gravity;
-            external.torque[i] = rho * (self.forcing.torque[i] + angular_rate);
+            let buoyancy = -rho * volume * gravity;
+            if dry[i] {
+                external.force[i] = buoyancy;
+            } else {
+                external.force[i] = rho * (self.forcing.force[i] + rate) + buoyancy;
+                external.torque[i] = rho * (self.forcing.torque[i] + angular_rate);
+            }
         }
         self.dem.external = external;
         self.dem.dt = dt;

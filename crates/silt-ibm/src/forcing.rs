@@ -54,8 +54,10 @@ pub struct DirectForcing {
     /// the fluid exchanged with each sphere over the step, divided by dt.
     pub step_force: Vec<Vec3>,
     pub step_torque: Vec<Vec3>,
-    /// Markers whose support crossed a wall in the last stage (disabled).
-    pub disabled_markers: usize,
+    /// Markers disabled in the last stage because their support crossed a wall, or overlapped the
+    /// support of another sphere's markers (seed sec. 2, Fig. 2).
+    pub disabled_at_walls: usize,
+    pub disabled_between_spheres: usize,
 }
 
 impl DirectForcing {
@@ -83,7 +85,8 @@ impl DirectForcing {
             torque: vec![Vec3::ZERO; n],
             step_force: vec![Vec3::ZERO; n],
             step_torque: vec![Vec3::ZERO; n],
-            disabled_markers: 0,
+            disabled_at_walls: 0,
+            disabled_between_spheres: 0,
         }
     }
 
@@ -105,7 +108,8 @@ struct MarkerSet {
 }
 
 impl MarkerSet {
-    fn new(forcing: &DirectForcing) -> (Self, usize) {
+    /// The enabled markers, and how many were disabled at walls and between spheres.
+    fn new(forcing: &DirectForcing) -> (Self, usize, usize) {
         let mut set = MarkerSet {
             owner: Vec::new(),
             arm: Vec::new(),
@@ -113,14 +117,25 @@ impl MarkerSet {
             desired: Vec::new(),
             stencils: [Vec::new(), Vec::new(), Vec::new()],
         };
-        let mut disabled = 0;
+        let h = forcing.layout.grid.spacing;
+        let neighbours = close_spheres(forcing);
+        let (mut at_walls, mut between) = (0, 0);
         for (p, (sphere, markers)) in forcing.spheres.iter().zip(&forcing.markers).enumerate() {
             for &arm in &markers.offsets {
                 let x = sphere.centre + arm;
+                // Supports (3 h wide) overlap when the marker is within 3 h of the other's marker sphere.
+                let overlaps = neighbours[p].iter().any(|&q| {
+                    let to_centre = forcing.layout.separation(forcing.spheres[q].centre, x);
+                    to_centre.length() < forcing.markers[q].marker_radius + 3.0 * h
+                });
+                if overlaps {
+                    between += 1;
+                    continue;
+                }
                 let stencils: Option<Vec<Stencil>> =
                     (0..3).map(|c| forcing.layout.stencil(c, x)).collect();
                 let Some(stencils) = stencils else {
-                    disabled += 1;
+                    at_walls += 1;
                     continue;
                 };
                 for c in 0..3 {
@@ -133,8 +148,29 @@ impl MarkerSet {
                     .push(sphere.velocity + sphere.angular_velocity.cross(arm));
             }
         }
-        (set, disabled)
+        (set, at_walls, between)
     }
+}
+
+/// For each sphere, the others whose markers' supports may overlap its own: marker spheres closer than
+/// 3 h (all pairs; the coupled runs hold hundreds of spheres).
+fn close_spheres(forcing: &DirectForcing) -> Vec<Vec<usize>> {
+    let h = forcing.layout.grid.spacing;
+    let n = forcing.spheres.len();
+    (0..n)
+        .into_par_iter()
+        .map(|p| {
+            let (sp, rp) = (forcing.spheres[p].centre, forcing.markers[p].marker_radius);
+            (0..n)
+                .filter(|&q| {
+                    q != p && {
+                        let d = forcing.layout.separation(forcing.spheres[q].centre, sp);
+                        d.length() < rp + forcing.markers[q].marker_radius + 3.0 * h
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 impl StageForcing for DirectForcing {
@@ -148,8 +184,9 @@ impl StageForcing for DirectForcing {
     ) {
         debug_assert_eq!(unknowns, &self.layout.unknowns);
         let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
-        let (markers, disabled) = MarkerSet::new(self);
-        self.disabled_markers = disabled;
+        let (markers, at_walls, between) = MarkerSet::new(self);
+        self.disabled_at_walls = at_walls;
+        self.disabled_between_spheres = between;
         let lists: Vec<PlaneLists> = (0..3)
             .map(|c| PlaneLists::new(&self.layout, c, &markers.stencils[c]))
             .collect();
@@ -206,5 +243,55 @@ impl StageForcing for DirectForcing {
             self.step_force[p] += weight * self.force[p];
             self.step_torque[p] += weight * self.torque[p];
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forcing(centres: [Vec3; 2]) -> DirectForcing {
+        let grid = Grid {
+            cells: [32, 24, 24],
+            spacing: 1.0,
+            origin: [0.0; 3],
+        };
+        let spheres = centres
+            .iter()
+            .zip([4.0, 3.0])
+            .map(|(&c, r)| RigidSphere::fixed(c, r))
+            .collect();
+        DirectForcing::new(grid, &Boundaries::periodic(), spheres, 1, 0.3)
+    }
+
+    /// Two spheres 0.5 h apart across the periodic seam: the markers facing each other are disabled on
+    /// both, none of the enabled ones has a support reaching the other's markers; far apart, none is.
+    #[test]
+    fn markers_between_close_spheres_are_disabled() {
+        // Surfaces 0.5 apart across x = 0: centres at x = 1.5 and 32 - 6.0.
+        let close = forcing([Vec3::new(1.5, 12.0, 12.0), Vec3::new(26.0, 12.0, 12.0)]);
+        let (set, at_walls, between) = MarkerSet::new(&close);
+        assert_eq!(at_walls, 0);
+        assert!(between > 0);
+        let total: usize = (0..2).map(|p| close.markers(p).len()).sum();
+        assert_eq!(set.owner.len() + between, total);
+        for (l, &p) in set.owner.iter().enumerate() {
+            let q = 1 - p as usize;
+            let x = close.spheres[p as usize].centre + set.arm[l];
+            let d = close.layout.separation(close.spheres[q].centre, x).length();
+            assert!(
+                d >= close.markers(q).marker_radius + 3.0,
+                "marker {l} of sphere {p}"
+            );
+        }
+        // Both spheres lose markers.
+        let kept: Vec<usize> = (0..2)
+            .map(|p| set.owner.iter().filter(|&&o| o as usize == p).count())
+            .collect();
+        assert!(kept[0] < close.markers(0).len() && kept[1] < close.markers(1).len());
+
+        let apart = forcing([Vec3::new(8.0, 12.0, 12.0), Vec3::new(20.0, 12.0, 12.0)]);
+        let (_, _, between) = MarkerSet::new(&apart);
+        assert_eq!(between, 0);
     }
 }

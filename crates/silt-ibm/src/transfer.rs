@@ -66,6 +66,18 @@ impl GridLayout {
         Some(stencil)
     }
 
+    /// b - a, along periodic axes the shortest of its images.
+    pub fn separation(&self, a: Vec3, b: Vec3) -> Vec3 {
+        let mut d = b - a;
+        for axis in 0..3 {
+            if self.periodic[axis] {
+                let length = self.grid.cells[axis] as f64 * self.grid.spacing;
+                d[axis] -= length * (d[axis] / length).round();
+            }
+        }
+        d
+    }
+
     /// Linear index in a field of the point (i, j, k).
     #[inline]
     fn field_index(&self, [i, j, k]: [usize; 3]) -> usize {

@@ -74,7 +74,7 @@ fn forced_flow_is_independent_of_the_thread_count() {
                 fluid.step_with(&mut forcing).unwrap();
             }
             assert!(
-                forcing.disabled_markers > 0,
+                forcing.disabled_at_walls > 0,
                 "the walls should disable some markers"
             );
             (
