@@ -69,9 +69,9 @@ enum Command {
         list: bool,
     },
     /// Benchmarks: `silt bench dem` runs the LAMMPS settling problem, `silt bench fluid` the Taylor–Green
-    /// and channel flows at 128^3.
+    /// and channel flows at 128^3, `silt bench ibm` the coupled spheres (ten Cate E3, 500 spheres).
     Bench {
-        /// Benchmark name: dem or fluid.
+        /// Benchmark name: dem, fluid or ibm.
         name: String,
         /// Smaller problem and fewer steps, for a smoke test.
         #[arg(long)]

@@ -50,8 +50,9 @@ pub fn bench(name: &str, quick: bool) -> ExitCode {
     match name {
         "dem" => bench_dem(quick),
         "fluid" => bench_fluid(quick),
+        "ibm" => bench_ibm(quick),
         other => {
-            eprintln!("error: no benchmark is named \"{other}\"; available: dem, fluid");
+            eprintln!("error: no benchmark is named \"{other}\"; available: dem, fluid, ibm");
             ExitCode::from(2)
         }
     }
@@ -87,6 +88,27 @@ fn bench_fluid(quick: bool) -> ExitCode {
     match run(&options, &mut |line: &str| eprintln!("bench: {line}")) {
         Ok(report) => {
             println!("Silt fluid benchmark");
+            print!("{}", report.table());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Coupled spheres and fluid: ten Cate E3 at D/h = 16 and 500 spheres in 128 x 64 x 128 (docs/performance.md).
+fn bench_ibm(quick: bool) -> ExitCode {
+    use silt_validation::bench_ibm::{run, IbmBenchOptions};
+    let options = if quick {
+        IbmBenchOptions::quick()
+    } else {
+        IbmBenchOptions::default()
+    };
+    match run(&options, &mut |line: &str| eprintln!("bench: {line}")) {
+        Ok(report) => {
+            println!("Silt immersed-boundary benchmark");
             print!("{}", report.table());
             ExitCode::SUCCESS
         }

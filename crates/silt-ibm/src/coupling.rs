@@ -43,6 +43,10 @@ pub struct CoupledParticles {
     pub error: Option<StepError>,
     /// Particles whose hydrodynamic loads were left out in the last stage (seed eq. 22).
     pub dry_contacts: usize,
+    /// Seconds spent so far in the forcing (with the inner-fluid integrals) and in the particles'
+    /// sub-steps (the collision model).
+    pub forcing_seconds: f64,
+    pub particle_seconds: f64,
 }
 
 impl CoupledParticles {
@@ -64,6 +68,8 @@ impl CoupledParticles {
             inner: None,
             error: None,
             dry_contacts: 0,
+            forcing_seconds: 0.0,
+            particle_seconds: 0.0,
         }
     }
 }
@@ -94,6 +100,7 @@ impl StageForcing for CoupledParticles {
             return;
         }
         // 1. Forcing with the spheres where they are at the start of the stage.
+        let clock = std::time::Instant::now();
         let spheres = rigid_spheres(&self.dem);
         for (forced, sphere) in self.forcing.spheres.iter_mut().zip(spheres) {
             *forced = sphere;
@@ -111,7 +118,10 @@ impl StageForcing for CoupledParticles {
             .collect();
         let previous = self.inner.replace(inner.clone());
 
+        self.forcing_seconds += clock.elapsed().as_secs_f64();
+
         // 3. The particles' sub-steps with the hydrodynamic loads held over the stage.
+        let clock = std::time::Instant::now();
         let rho = self.fluid_density;
         let gravity = self.dem.gravity;
         // Eq. (22): hydrodynamic loads off during contacts above St_crit (wet runs only).
@@ -154,6 +164,7 @@ impl StageForcing for CoupledParticles {
         if let Err(e) = self.dem.step_stage(stage) {
             self.error = Some(e);
         }
+        self.particle_seconds += clock.elapsed().as_secs_f64();
     }
 }
 

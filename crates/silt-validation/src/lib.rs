@@ -4,6 +4,7 @@
 
 pub mod bench_dem;
 pub mod bench_fluid;
+pub mod bench_ibm;
 pub mod cavity;
 pub mod channel;
 pub mod normal_collision;
@@ -14,3 +15,4 @@ pub mod settled_bed;
 pub mod setup;
 pub mod stokes_array;
 pub mod taylor_green;
+pub mod ten_cate;

@@ -6,6 +6,7 @@ use crate::oblique_collision;
 use crate::periodic_settling::{self, SettlingCase};
 use crate::settled_bed::{self, BedOptions};
 use crate::stokes_array::{self, DragCase};
+use crate::ten_cate::{self, TenCateCase};
 use crate::{cavity, channel, taylor_green};
 use silt_dem::integrator::Integrator;
 use silt_fluid::Viscous;
@@ -92,6 +93,11 @@ pub const CASES: &[Case] = &[
         name: "stokes-array",
         description: "immersed boundaries: Stokes drag of a simple-cubic array of fixed spheres against Hasimoto/Sangani, D/h = 8-16",
         run: stokes_array_case,
+    },
+    Case {
+        name: "ten-cate",
+        description: "a sphere settling onto the floor of a closed box against ten Cate et al. (2002), cases E2-E4: terminal velocity, landing without tunnelling or bouncing",
+        run: ten_cate_case,
     },
     Case {
         name: "settled-bed",
@@ -1089,6 +1095,133 @@ fn stokes_array_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
         notes: vec![
             "Source: Hasimoto (1959), Sangani & Acrivos (1982), Zick & Homsy (1982), via shared/notes/validation-data.md; references and tolerances in validation/stokes-array/.".into(),
             format!("Tolerances: |K / K_ref - 1| <= {DRAG_TOLERANCE} at the finest D/h ({finest}; the issue's D/h = 16 in the full case), the error falling as D/h grows, and the force on the sphere equal to the body force on the box, G L^3, within {FORCE_BALANCE_TOLERANCE} (steady state). A free sphere settling in the box (the fluid carrying a body force that balances its buoyant weight) must show the fixed array's drag within {SETTLING_TOLERANCE} (Stokes flow seen from the sphere is the fixed array's)."),
+        ],
+    };
+    report.write(&dir)?;
+    Ok(report)
+}
+
+/// Tolerances of `validation/ten-cate/reference.toml`.
+const TEN_CATE_VELOCITY_TOLERANCE: f64 = 0.05;
+/// Measured plateau of case E3 in the box (m/s).
+const TEN_CATE_E3_PLATEAU: f64 = 0.0877;
+/// Deepest overlap allowed: the enduring-contact bound, 1e-3 R = 5e-4 D.
+const TEN_CATE_OVERLAP: f64 = 5e-4;
+/// Largest gap after the first contact, in D.
+const TEN_CATE_REBOUND: f64 = 0.01;
+
+fn ten_cate_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
+    let dir = case_dir(out, "ten-cate")?;
+    let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
+    let (cases, d_over_h): (&[usize], f64) = if quick {
+        (&[2], 7.5)
+    } else {
+        (&[1, 2, 3], 15.0)
+    };
+    let mut passed = true;
+    let mut table = Table::new(
+        [
+            "case",
+            "Re",
+            "D/h",
+            "cells",
+            "plateau (m/s)",
+            "reference (m/s)",
+            "error",
+            "stops (s)",
+            "first contact (s)",
+            "deepest overlap / D",
+            "largest gap after contact / D",
+            "wall time (s)",
+            "met",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let mut velocity_series = Vec::new();
+    let mut gap_series = Vec::new();
+    for &case in cases {
+        let (name, _, _, re, u_inf) = ten_cate::CASES[case];
+        let r = ten_cate::run(TenCateCase::standard(case, d_over_h))?;
+        // E3's plateau in the box was measured; the others are compared with u_inf.
+        let reference = if name == "E3" {
+            TEN_CATE_E3_PLATEAU
+        } else {
+            u_inf
+        };
+        let error = r.plateau / reference - 1.0;
+        let overlap = (-r.smallest_gap).max(0.0);
+        let ok = error.abs() <= TEN_CATE_VELOCITY_TOLERANCE
+            && overlap <= TEN_CATE_OVERLAP
+            && r.rebound <= TEN_CATE_REBOUND
+            && r.first_contact.is_some();
+        passed &= ok;
+        table.push_row([
+            name.to_string(),
+            format!("{re}"),
+            format!("{d_over_h}"),
+            format!("{} x {} x {}", r.cells[0], r.cells[1], r.cells[2]),
+            format!("{:.4}", r.plateau),
+            format!(
+                "{reference:.4}{}",
+                if name == "E3" { " (box)" } else { " (u_inf)" }
+            ),
+            pct(error),
+            r.stop_time.map_or("-".into(), |t| {
+                format!("{t:.3}{}", if name == "E3" { " (exp. 1.63)" } else { "" })
+            }),
+            r.first_contact.map_or("none".into(), |t| format!("{t:.3}")),
+            format!("{overlap:.1e}"),
+            format!("{:.1e}", r.rebound),
+            format!("{:.0}", r.seconds),
+            yes(ok),
+        ]);
+        velocity_series.push(Series::new(
+            format!("{name} (Re {re})"),
+            r.history.iter().map(|h| (h.0, -h.2)).collect(),
+            Style::Line,
+        ));
+        gap_series.push(Series::new(
+            format!("{name} (Re {re})"),
+            r.history.iter().map(|h| (h.0, h.1)).collect(),
+            Style::Line,
+        ));
+    }
+    velocity_series.push(Series::new(
+        "E3 plateau, ten Cate et al. (2002)",
+        vec![(0.0, TEN_CATE_E3_PLATEAU), (3.0, TEN_CATE_E3_PLATEAU)],
+        Style::Dashed,
+    ));
+    let figures = vec![
+        png(
+            &dir,
+            "velocity.png",
+            &Plot {
+                title: format!("Settling velocity, D/h = {d_over_h}"),
+                x: Axis::linear("t (s)"),
+                y: Axis::linear("-u_z (m/s)"),
+                series: velocity_series,
+            },
+        )?,
+        png(
+            &dir,
+            "gap.png",
+            &Plot {
+                title: format!("Gap between sphere and floor, D/h = {d_over_h}"),
+                x: Axis::linear("t (s)"),
+                y: Axis::linear("gap / D"),
+                series: gap_series,
+            },
+        )?,
+    ];
+    let report = CaseReport {
+        name: "ten-cate".into(),
+        passed,
+        tables: vec![("Sphere settling onto the floor of a closed box".into(), table)],
+        figures,
+        notes: vec![
+            "Source: ten Cate, Nieuwstad, Derksen & Van den Akker (2002), Phys. Fluids 14, via shared/notes/validation-data.md (terminal velocities u_inf of the four fluids; the measured plateau of E3 in the box, 0.0877 m/s around t = 1.25 s; E3 comes to rest at about 1.63 s). References and tolerances in validation/ten-cate/.".into(),
+            format!("\"Stops\": the sphere, past its plateau, slower than 5 % of it. Tolerances: plateau within {TEN_CATE_VELOCITY_TOLERANCE} of the reference; deepest overlap within the enduring-contact bound ({TEN_CATE_OVERLAP} D = 1e-3 R); no gap above {TEN_CATE_REBOUND} D after the first contact."),
         ],
     };
     report.write(&dir)?;

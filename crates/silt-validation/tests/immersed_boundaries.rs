@@ -120,3 +120,21 @@ fn free_sphere_settles_with_the_drag_of_the_fixed_array() {
         );
     }
 }
+
+/// ten Cate et al. (2002), case E3 at D/h = 7.5 (the validation runs D/h = 15): the sphere settles at the
+/// measured plateau velocity within 5 % and lands on the floor without tunnelling (overlap within the
+/// enduring-contact bound) or bouncing off.
+#[test]
+fn ten_cate_e3_settles_and_lands() {
+    use silt_validation::ten_cate::{self, TenCateCase};
+    let r = ten_cate::run(TenCateCase::standard(2, 7.5)).unwrap();
+    assert!(
+        (r.plateau / 0.0877 - 1.0).abs() < 0.05,
+        "plateau {} m/s against 0.0877",
+        r.plateau
+    );
+    let landed = r.first_contact.expect("the sphere never reached the floor");
+    assert!((1.5..2.0).contains(&landed), "first contact at {landed} s");
+    assert!(-r.smallest_gap <= 5e-4, "overlap {} D", -r.smallest_gap);
+    assert!(r.rebound <= 0.01, "rebound {} D", r.rebound);
+}
