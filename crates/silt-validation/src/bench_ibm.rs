@@ -11,8 +11,6 @@ use crate::bench_dem::{machine, pool};
 use crate::ten_cate::{self, TenCateCase};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use silt_dem::contact::lubrication::Lubrication;
-use silt_dem::contact::{ContactModel, EnduringContact, NormalLaw, TangentialLaw};
 use silt_dem::domain::Domain;
 use silt_dem::integrator::Integrator;
 use silt_dem::material::Material;
@@ -20,8 +18,7 @@ use silt_dem::particles::Particles;
 use silt_dem::system::DemSystem;
 use silt_dem::wall::Wall;
 use silt_fluid::boundary::Boundaries;
-use silt_fluid::grid::Grid;
-use silt_fluid::solver::{Driving, FluidConfig, FluidSolver, TimeStep, Viscous};
+use silt_fluid::solver::FluidSolver;
 use silt_ibm::coupling::CoupledParticles;
 use silt_ibm::Vec3;
 use std::time::Instant;
@@ -131,19 +128,7 @@ pub fn suspension(options: &IbmBenchOptions) -> Result<Problem, String> {
     let (rho_f, nu, g) = (1.0, 0.05, 1e-3);
     let dt = 0.5;
     let boundaries = Boundaries::channel(1);
-    let config = FluidConfig {
-        grid: Grid {
-            cells,
-            spacing: h,
-            origin: [0.0; 3],
-        },
-        boundaries,
-        viscosity: nu,
-        viscous: Viscous::CrankNicolson,
-        driving: Driving::None,
-        body_force: [0.0; 3],
-        time_step: TimeStep::Fixed(dt),
-    };
+    let config = crate::setup::crank_nicolson_fluid(cells, h, boundaries, nu, dt, [0.0; 3]);
     let fluid = FluidSolver::new(config.clone())?;
     let materials = vec![Material {
         name: "grain".into(),
@@ -153,25 +138,7 @@ pub fn suspension(options: &IbmBenchOptions) -> Result<Problem, String> {
         mu_s: 0.3,
         mu_k: 0.3,
     }];
-    let model = ContactModel::new(
-        NormalLaw::Actm,
-        TangentialLaw::SpringHistory,
-        &materials,
-        10.0 * dt,
-        EnduringContact::Stokes {
-            st_crit: 5.0,
-            fluid_density: rho_f,
-            kinematic_viscosity: nu,
-        },
-        1e-3,
-        g,
-        Some(Lubrication {
-            fluid_density: rho_f,
-            kinematic_viscosity: nu,
-            range: 2.0 * h,
-            roughness_ratio: 3e-3,
-        }),
-    );
+    let model = crate::setup::wet_seed_model(&materials, dt, rho_f, nu, h, g);
     // Random sequential placement, clear of the walls by 2 h and of each other by h.
     let mut rng = ChaCha8Rng::seed_from_u64(4);
     let mean = options.mean_d_over_h * h;

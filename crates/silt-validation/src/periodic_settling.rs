@@ -13,8 +13,7 @@ use silt_dem::material::Material;
 use silt_dem::particles::Particles;
 use silt_dem::system::DemSystem;
 use silt_fluid::boundary::Boundaries;
-use silt_fluid::grid::Grid;
-use silt_fluid::solver::{Driving, FluidConfig, FluidSolver, TimeStep, Viscous};
+use silt_fluid::solver::FluidSolver;
 use silt_ibm::coupling::CoupledParticles;
 use silt_ibm::Vec3;
 use std::f64::consts::PI;
@@ -79,24 +78,19 @@ pub fn run(case: SettlingCase) -> Result<SettlingResult, String> {
     // Gravity chosen for a settling Reynolds number u a / nu of about 1e-3.
     let target_speed = 1e-3 * nu / radius;
     let g = target_speed * 6.0 * PI * rho_f * nu * radius * 2.0 / ((rho_p - rho_f) * volume);
-    let config = FluidConfig {
-        grid: Grid {
-            cells: [n; 3],
-            spacing: h,
-            origin: [0.0; 3],
-        },
-        boundaries: Boundaries::periodic(),
-        viscosity: nu,
-        viscous: Viscous::CrankNicolson,
-        driving: Driving::None,
-        body_force: [
+    let dt = case.viscous_number * h * h / nu;
+    let config = crate::setup::crank_nicolson_fluid(
+        [n; 3],
+        h,
+        Boundaries::periodic(),
+        nu,
+        dt,
+        [
             0.0,
             0.0,
             (rho_p / rho_f - 1.0) * volume * g / length.powi(3),
         ],
-        time_step: TimeStep::Fixed(case.viscous_number * h * h / nu),
-    };
-    let dt = case.viscous_number * h * h / nu;
+    );
     let mut fluid = FluidSolver::new(config.clone())?;
     let materials = vec![Material {
         name: "sphere".into(),

@@ -90,3 +90,60 @@ pub fn run_to(solver: &mut silt_fluid::FluidSolver, end_time: f64) -> Result<(),
     }
     Ok(())
 }
+
+/// The seed's contact model for wet runs on a fluid grid of cell size `h` (seed sec. 2-5): ACTM + spring with
+/// history, T_c = 10 dt, enduring contacts with St_crit = 5 (eq. 24), overlap bound 1e-3, lubrication for
+/// gaps up to 2 h with zeta_min = 3e-3 R (eq. 9).
+pub fn wet_seed_model(
+    materials: &[Material],
+    dt: f64,
+    fluid_density: f64,
+    kinematic_viscosity: f64,
+    h: f64,
+    gravity: f64,
+) -> ContactModel {
+    ContactModel::new(
+        NormalLaw::Actm,
+        TangentialLaw::SpringHistory,
+        materials,
+        10.0 * dt,
+        EnduringContact::Stokes {
+            st_crit: 5.0,
+            fluid_density,
+            kinematic_viscosity,
+        },
+        1e-3,
+        gravity,
+        Some(silt_dem::contact::lubrication::Lubrication {
+            fluid_density,
+            kinematic_viscosity,
+            range: 2.0 * h,
+            roughness_ratio: 3e-3,
+        }),
+    )
+}
+
+/// A Crank–Nicolson fluid of `cells` cubes of size `h` from the origin with a fixed time step and no
+/// driving besides `body_force`.
+pub fn crank_nicolson_fluid(
+    cells: [usize; 3],
+    h: f64,
+    boundaries: silt_fluid::boundary::Boundaries,
+    viscosity: f64,
+    dt: f64,
+    body_force: [f64; 3],
+) -> silt_fluid::solver::FluidConfig {
+    silt_fluid::solver::FluidConfig {
+        grid: silt_fluid::grid::Grid {
+            cells,
+            spacing: h,
+            origin: [0.0; 3],
+        },
+        boundaries,
+        viscosity,
+        viscous: silt_fluid::solver::Viscous::CrankNicolson,
+        driving: silt_fluid::solver::Driving::None,
+        body_force,
+        time_step: silt_fluid::solver::TimeStep::Fixed(dt),
+    }
+}

@@ -5,8 +5,7 @@
 //! values for phi <= 0.125). Source and numbers: validation/stokes-array/.
 
 use silt_fluid::boundary::Boundaries;
-use silt_fluid::grid::Grid;
-use silt_fluid::solver::{Driving, FluidConfig, FluidSolver, TimeStep, Viscous};
+use silt_fluid::solver::FluidSolver;
 use silt_ibm::forcing::{DirectForcing, RigidSphere};
 use silt_ibm::Vec3;
 use std::f64::consts::PI;
@@ -78,19 +77,14 @@ pub fn run(case: DragCase) -> Result<DragResult, String> {
     let nu = 1.0;
     // A small force keeps the Reynolds number U a / nu near 1e-4 (Stokes flow).
     let body_force = 1e-4 * 6.0 * PI * nu * nu * reference_drag(phi) / length.powi(3);
-    let config = FluidConfig {
-        grid: Grid {
-            cells: [cells; 3],
-            spacing: h,
-            origin: [0.0; 3],
-        },
-        boundaries: Boundaries::periodic(),
-        viscosity: nu,
-        viscous: Viscous::CrankNicolson,
-        driving: Driving::None,
-        body_force: [body_force, 0.0, 0.0],
-        time_step: TimeStep::Fixed(case.viscous_number * h * h / nu),
-    };
+    let config = crate::setup::crank_nicolson_fluid(
+        [cells; 3],
+        h,
+        Boundaries::periodic(),
+        nu,
+        case.viscous_number * h * h / nu,
+        [body_force, 0.0, 0.0],
+    );
     let mut fluid = FluidSolver::new(config.clone())?;
     let centre = Vec3::splat(0.5 * length);
     let mut forcing = DirectForcing::new(

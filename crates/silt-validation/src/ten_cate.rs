@@ -5,8 +5,6 @@
 //! enduring-contact rule (seed eq. 22-26) bring it to rest on the floor. Source and numbers:
 //! validation/ten-cate/.
 
-use silt_dem::contact::lubrication::Lubrication;
-use silt_dem::contact::{ContactModel, EnduringContact, NormalLaw, TangentialLaw};
 use silt_dem::domain::Domain;
 use silt_dem::integrator::Integrator;
 use silt_dem::material::Material;
@@ -14,8 +12,7 @@ use silt_dem::particles::Particles;
 use silt_dem::system::DemSystem;
 use silt_dem::wall::Wall;
 use silt_fluid::boundary::{Boundaries, Boundary};
-use silt_fluid::grid::Grid;
-use silt_fluid::solver::{Driving, FluidConfig, FluidSolver, TimeStep, Viscous};
+use silt_fluid::solver::FluidSolver;
 use silt_ibm::coupling::CoupledParticles;
 use silt_ibm::Vec3;
 
@@ -95,19 +92,7 @@ pub fn setup(case: TenCateCase) -> Result<(FluidSolver, CoupledParticles), Strin
     let walls = Boundaries {
         faces: [[Boundary::WALL; 2]; 3],
     };
-    let config = FluidConfig {
-        grid: Grid {
-            cells,
-            spacing: h,
-            origin: [0.0; 3],
-        },
-        boundaries: walls,
-        viscosity: nu,
-        viscous: Viscous::CrankNicolson,
-        driving: Driving::None,
-        body_force: [0.0; 3],
-        time_step: TimeStep::Fixed(case.dt),
-    };
+    let config = crate::setup::crank_nicolson_fluid(cells, h, walls, nu, case.dt, [0.0; 3]);
     let fluid = FluidSolver::new(config.clone())?;
     let materials = vec![Material {
         name: "nylon".into(),
@@ -117,25 +102,7 @@ pub fn setup(case: TenCateCase) -> Result<(FluidSolver, CoupledParticles), Strin
         mu_s: 0.15,
         mu_k: 0.15,
     }];
-    let model = ContactModel::new(
-        NormalLaw::Actm,
-        TangentialLaw::SpringHistory,
-        &materials,
-        10.0 * case.dt,
-        EnduringContact::Stokes {
-            st_crit: 5.0,
-            fluid_density: rho_f,
-            kinematic_viscosity: nu,
-        },
-        1e-3,
-        GRAVITY,
-        Some(Lubrication {
-            fluid_density: rho_f,
-            kinematic_viscosity: nu,
-            range: 2.0 * h,
-            roughness_ratio: 3e-3,
-        }),
-    );
+    let model = crate::setup::wet_seed_model(&materials, case.dt, rho_f, nu, h, GRAVITY);
     let radius = 0.5 * DIAMETER;
     let start = Vec3::new(0.5 * BOX[0], 0.5 * BOX[1], START_GAP + radius);
     let mut particles = Particles::default();
