@@ -691,26 +691,41 @@ mod tests {
     use super::*;
     use crate::contact::{EnduringContact, NormalLaw, TangentialLaw};
 
-    #[test]
-    fn non_finite_state_is_reported_with_particle_and_time() {
-        let materials = vec![Material {
+    /// One material of `density` (e_dry 0.9, mu_s 0.5, mu_k 0.4).
+    fn test_materials(density: f64) -> Vec<Material> {
+        vec![Material {
             name: "m".into(),
-            density: 1.0,
+            density,
             e_dry: 0.9,
             poisson: 0.2,
             mu_s: 0.5,
             mu_k: 0.4,
-        }];
-        let model = ContactModel::new(
-            NormalLaw::Linear,
+        }]
+    }
+
+    /// `normal` with the seed's spring with history, dry, overlap bound 1e-3.
+    fn test_model(
+        materials: &[Material],
+        normal: NormalLaw,
+        collision_time: f64,
+        min_speed: f64,
+    ) -> ContactModel {
+        ContactModel::new(
+            normal,
             TangentialLaw::SpringHistory,
-            &materials,
-            0.01,
-            EnduringContact::MinimumSpeed(0.01),
+            materials,
+            collision_time,
+            EnduringContact::MinimumSpeed(min_speed),
             1e-3,
             0.0,
             None,
-        );
+        )
+    }
+
+    #[test]
+    fn non_finite_state_is_reported_with_particle_and_time() {
+        let materials = test_materials(1.0);
+        let model = test_model(&materials, NormalLaw::Linear, 0.01, 0.01);
         let mut particles = Particles::default();
         particles.push(Vec3::splat(2.0), Vec3::ZERO, 0.5, 1.0, 0, false);
         particles.push(Vec3::splat(5.0), Vec3::ZERO, 0.5, 1.0, 0, false);
@@ -751,24 +766,8 @@ mod tests {
     /// stages taken one by one are the step.
     #[test]
     fn external_loads_act_over_the_stages() {
-        let materials = vec![Material {
-            name: "m".into(),
-            density: 2.0,
-            e_dry: 0.9,
-            poisson: 0.2,
-            mu_s: 0.5,
-            mu_k: 0.4,
-        }];
-        let model = ContactModel::new(
-            NormalLaw::Linear,
-            TangentialLaw::SpringHistory,
-            &materials,
-            0.01,
-            EnduringContact::MinimumSpeed(0.01),
-            1e-3,
-            0.0,
-            None,
-        );
+        let materials = test_materials(2.0);
+        let model = test_model(&materials, NormalLaw::Linear, 0.01, 0.01);
         let mut particles = Particles::default();
         particles.push(Vec3::splat(4.0), Vec3::ZERO, 0.5, 2.0, 0, false);
         let domain = Domain {
@@ -819,25 +818,9 @@ mod tests {
     /// wall and sphere contacts, and 0 for particles touching nothing.
     #[test]
     fn contact_stokes_numbers_follow_the_impact_speed() {
-        let materials = vec![Material {
-            name: "m".into(),
-            density: 3.0,
-            e_dry: 0.9,
-            poisson: 0.2,
-            mu_s: 0.5,
-            mu_k: 0.4,
-        }];
+        let materials = test_materials(3.0);
         let dt = 1e-3;
-        let model = ContactModel::new(
-            NormalLaw::Actm,
-            TangentialLaw::SpringHistory,
-            &materials,
-            10.0 * dt,
-            EnduringContact::MinimumSpeed(0.0),
-            1e-3,
-            0.0,
-            None,
-        );
+        let model = test_model(&materials, NormalLaw::Actm, 10.0 * dt, 0.0);
         let mut particles = Particles::default();
         // 0 hits the floor, 1 and 2 collide head on, each at speed 1; 3 is alone.
         particles.push(
