@@ -182,7 +182,6 @@ fn inner_momentum(
     let h3 = h * h * h;
     let (mut momentum, mut angular) = (Vec3::ZERO, Vec3::ZERO);
     for c in 0..3 {
-        let Unknowns { start, shape } = layout.unknowns[c];
         // Grid coordinates of the sphere's bounding box for component c.
         let mut range = [(0isize, 0isize); 3];
         for a in 0..3 {
@@ -204,14 +203,9 @@ fn inner_momentum(
                     for a in 0..3 {
                         let half = if a == c { 0.0 } else { 0.5 };
                         point[a] = layout.grid.origin[a] + (index[a] as f64 - half) * h;
-                        let (first, count) = (start[a] as isize, shape[a] as isize);
-                        let idx = index[a];
-                        if layout.periodic[a] {
-                            wrapped[a] = ((idx - first).rem_euclid(count) + first) as usize;
-                        } else if (first..first + count).contains(&idx) {
-                            wrapped[a] = idx as usize;
-                        } else {
-                            inside_grid = false;
+                        match layout.unknown_index(c, a, index[a]) {
+                            Some(i) => wrapped[a] = i,
+                            None => inside_grid = false,
                         }
                     }
                     if !inside_grid {
@@ -221,10 +215,8 @@ fn inner_momentum(
                     if fraction == 0.0 {
                         continue;
                     }
-                    let [wi, wj, wk] = wrapped;
-                    let field_index = wi + layout.dims[0] * (wj + layout.dims[1] * wk);
-                    let compact =
-                        (wi - start[0]) + shape[0] * ((wj - start[1]) + shape[1] * (wk - start[2]));
+                    let field_index = layout.field_index(wrapped);
+                    let compact = layout.compact_index(c, wrapped);
                     let u = velocity[c].data[field_index] + delta[c][compact];
                     let weight = fraction * h3 * u;
                     momentum[c] += weight;

@@ -49,17 +49,8 @@ impl GridLayout {
                 return None;
             }
             let (first, weight) = support(s);
-            let Unknowns { start, shape } = self.unknowns[c];
-            let (start, count) = (start[a] as isize, shape[a] as isize);
             for m in 0..3 {
-                let i = first + m as isize;
-                stencil.index[a][m] = if self.periodic[a] {
-                    ((i - start).rem_euclid(count) + start) as usize
-                } else if (start..start + count).contains(&i) {
-                    i as usize
-                } else {
-                    return None;
-                };
+                stencil.index[a][m] = self.unknown_index(c, a, first + m as isize)?;
             }
             stencil.weight[a] = weight;
         }
@@ -78,15 +69,28 @@ impl GridLayout {
         d
     }
 
+    /// The field index along `axis` of the unknown of component `c` at index `i` (any integer): wrapped
+    /// into the domain along a periodic axis, `None` outside the unknowns along a bounded one.
+    #[inline]
+    pub fn unknown_index(&self, c: usize, axis: usize, i: isize) -> Option<usize> {
+        let Unknowns { start, shape } = self.unknowns[c];
+        let (start, count) = (start[axis] as isize, shape[axis] as isize);
+        if self.periodic[axis] {
+            Some(((i - start).rem_euclid(count) + start) as usize)
+        } else {
+            (start..start + count).contains(&i).then_some(i as usize)
+        }
+    }
+
     /// Linear index in a field of the point (i, j, k).
     #[inline]
-    fn field_index(&self, [i, j, k]: [usize; 3]) -> usize {
+    pub fn field_index(&self, [i, j, k]: [usize; 3]) -> usize {
         i + self.dims[0] * (j + self.dims[1] * k)
     }
 
     /// Index in the compact array of component c's unknowns of the point (i, j, k).
     #[inline]
-    fn compact_index(&self, c: usize, [i, j, k]: [usize; 3]) -> usize {
+    pub fn compact_index(&self, c: usize, [i, j, k]: [usize; 3]) -> usize {
         let Unknowns { start, shape } = self.unknowns[c];
         (i - start[0]) + shape[0] * ((j - start[1]) + shape[1] * (k - start[2]))
     }
