@@ -1,6 +1,8 @@
 //! The `silt` command: run a scene, check it, run validation cases and benchmarks.
 
 use clap::{Parser, Subcommand};
+use silt_io::coupled_run::{CoupledRunError, CoupledSimulation};
+use silt_io::coupled_scene::{is_coupled_scene, CoupledScene};
 use silt_io::fluid_run::{FluidRunError, FluidSimulation};
 use silt_io::fluid_scene::{is_fluid_scene, FluidScene};
 use silt_io::scene::Scene;
@@ -151,6 +153,9 @@ fn check(scene: Option<&Path>) -> ExitCode {
     if is_fluid_scene(&text) {
         return check_fluid(&text, &source);
     }
+    if is_coupled_scene(&text) {
+        return check_coupled(&text, &source);
+    }
     let (scene, _) = match load(text, &source) {
         Ok(s) => s,
         Err(code) => return code,
@@ -181,6 +186,9 @@ fn run(
     };
     if is_fluid_scene(&text) {
         return run_fluid(&text, &source, output, resume, until, quiet);
+    }
+    if is_coupled_scene(&text) {
+        return run_coupled(&text, &source, output, resume, until, quiet);
     }
     let (scene, text) = match load(text, &source) {
         Ok(s) => s,
@@ -240,7 +248,7 @@ fn run(
         std::io::stderr().is_terminal(),
         sim.system.step_count,
         until_step.min(sim.end_step),
-        n,
+        (n, "particle"),
     );
     let result = sim.run_until(until_step, &mut |step, _| display.update(step));
     display.finish();
@@ -366,6 +374,127 @@ fn run_fluid(
                     summary.steps,
                     summary.wall_seconds,
                     1e6 * summary.wall_seconds / (summary.steps.max(1) as f64 * cells as f64),
+                    summary.frames,
+                    out_dir.display()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => stopped(&e, &out_dir),
+    }
+}
+
+fn check_coupled(text: &str, source: &Path) -> ExitCode {
+    let built = CoupledScene::parse(text, source).and_then(|scene| {
+        let (fluid, coupled) = scene.build()?;
+        Ok((scene, fluid, coupled))
+    });
+    match built {
+        Ok((scene, fluid, coupled)) => {
+            print!(
+                "{}",
+                silt_io::coupled_scene::check_report(&scene, &fluid, &coupled)
+            );
+            println!("ok: the scene is valid");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_coupled(
+    text: &str,
+    source: &Path,
+    output: Option<PathBuf>,
+    resume: bool,
+    until: Option<f64>,
+    quiet: bool,
+) -> ExitCode {
+    if let Some(t) = until {
+        if !(t.is_finite() && t >= 0.0) {
+            eprintln!("error: --until must be a time >= 0, got {t}");
+            return ExitCode::from(2);
+        }
+    }
+    let built = CoupledScene::parse(text, source).and_then(|scene| {
+        let (fluid, coupled) = scene.build()?;
+        Ok((scene, fluid, coupled))
+    });
+    let (scene, fluid, coupled) = match built {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let out_dir = output.unwrap_or_else(|| {
+        let name = source
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "coupled".into());
+        PathBuf::from("silt-output").join(name)
+    });
+    let cells = fluid.grid().cell_count();
+    let particles = coupled.dem.particles.len();
+    let started = if resume {
+        CoupledSimulation::resume(&scene, text, fluid, coupled, &out_dir)
+    } else {
+        CoupledSimulation::start(&scene, text, fluid, coupled, &out_dir)
+    };
+    let mut sim = match started {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(if matches!(e, CoupledRunError::Checkpoint(_)) {
+                2
+            } else {
+                1
+            });
+        }
+    };
+    let dt = sim.dt;
+    let until_step = until.map_or(sim.end_step, |t| (t / dt).round() as u64);
+    let stop = until_step.min(sim.end_step);
+    if !quiet {
+        let c = sim.fluid.grid().cells;
+        eprintln!(
+            "silt: {particles} particles in a fluid of {} x {} x {} cells, dt {dt:e}, {} steps to t = {:e}, \
+             output in {}",
+            c[0],
+            c[1],
+            c[2],
+            stop.saturating_sub(sim.step_count()),
+            stop as f64 * dt,
+            out_dir.display()
+        );
+    }
+    let mut display = progress::Progress::new(
+        quiet,
+        std::io::stderr().is_terminal(),
+        sim.step_count(),
+        stop,
+        (cells, "cell"),
+    );
+    let result = sim.run_until(until_step, &mut |step, _| display.update(step));
+    display.finish();
+    match result {
+        Ok(summary) => {
+            if !quiet {
+                let fluid_seconds =
+                    summary.wall_seconds - summary.forcing_seconds - summary.particle_seconds;
+                eprintln!(
+                    "silt: done: t = {:e} after {} steps in {:.1} s ({:.3} s per step: fluid and output {:.1}%, forcing \
+                     {:.1}%, particles {:.1}%); {} frames in {}",
+                    summary.time,
+                    summary.steps,
+                    summary.wall_seconds,
+                    summary.wall_seconds / summary.steps.max(1) as f64,
+                    100.0 * fluid_seconds / summary.wall_seconds.max(1e-12),
+                    100.0 * summary.forcing_seconds / summary.wall_seconds.max(1e-12),
+                    100.0 * summary.particle_seconds / summary.wall_seconds.max(1e-12),
                     summary.frames,
                     out_dir.display()
                 );

@@ -10,7 +10,9 @@ pub struct Progress {
     last_log: Instant,
     first_step: u64,
     end_step: u64,
-    particles: usize,
+    /// Work items per step (particles, cells) and their name, for the cost per item-step.
+    items: usize,
+    item_name: &'static str,
 }
 
 impl Progress {
@@ -19,7 +21,7 @@ impl Progress {
         terminal: bool,
         first_step: u64,
         end_step: u64,
-        particles: usize,
+        (items, item_name): (usize, &'static str),
     ) -> Self {
         let bar = (!quiet && terminal).then(|| {
             let bar = ProgressBar::new(end_step);
@@ -40,7 +42,8 @@ impl Progress {
             last_log: now,
             first_step,
             end_step,
-            particles,
+            items,
+            item_name,
         }
     }
 
@@ -56,10 +59,11 @@ impl Progress {
             let rate = done / elapsed.max(1e-9);
             let remaining = (self.end_step - step) as f64 / rate.max(1e-9);
             eprintln!(
-                "step {step}/{} ({:.1}%), {rate:.0} steps/s, {:.2} us per particle-step, ETA {remaining:.0} s",
+                "step {step}/{} ({:.1}%), {rate:.1} steps/s, {:.3} us per {}-step, ETA {remaining:.0} s",
                 self.end_step,
                 100.0 * step as f64 / self.end_step.max(1) as f64,
-                1e6 / (rate * self.particles as f64).max(1e-9)
+                1e6 / (rate * self.items as f64).max(1e-9),
+                self.item_name
             );
         }
     }

@@ -1,5 +1,6 @@
 //! Every scene in examples/ is valid and runs.
 
+use silt_io::coupled_scene::{is_coupled_scene, CoupledScene};
 use silt_io::fluid_scene::{is_fluid_scene, FluidScene};
 use silt_io::scene::Scene;
 
@@ -8,13 +9,28 @@ fn every_example_scene_builds_and_steps() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let mut count = 0;
     let mut fluid = 0;
+    let mut coupled = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Coupled scenes (particle tables and [fluid]): build both and take a step.
+        if is_coupled_scene(&text) {
+            let scene = CoupledScene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let (mut solver, mut particles) = scene.build().unwrap_or_else(|e| panic!("{e}"));
+            solver
+                .step_with(&mut particles)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            if let Some(e) = particles.error {
+                panic!("{}: {e}", path.display());
+            }
+            coupled += 1;
+            continue;
+        }
         // Fluid scenes (a top-level [fluid] table): build the solver and take a few steps.
-        if is_fluid_scene(&std::fs::read_to_string(&path).unwrap()) {
+        if is_fluid_scene(&text) {
             let scene = FluidScene::load(&path).unwrap_or_else(|e| panic!("{e}"));
             let mut solver = scene.build().unwrap_or_else(|e| panic!("{e}"));
             for _ in 0..3 {
@@ -36,6 +52,7 @@ fn every_example_scene_builds_and_steps() {
     }
     assert!(count >= 3, "found {count} example scenes");
     assert!(fluid >= 7, "found {fluid} fluid example scenes");
+    assert!(coupled >= 4, "found {coupled} coupled example scenes");
 }
 
 #[test]

@@ -160,7 +160,8 @@ fn bad_fluid_scenes_exit_with_code_2_and_name_file_and_key() {
         ),
         (
             format!("{CAVITY}\n[[particles]]\nmaterial = \"glass\"\n"),
-            "key `particles`: a fluid scene has only the [fluid] table",
+            // [fluid] with particle tables is a coupled scene, which needs the rest of a particle scene.
+            "line 1, column 1: missing field `simulation`",
         ),
     ];
     for (text, expected) in cases {

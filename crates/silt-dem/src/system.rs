@@ -96,9 +96,20 @@ pub struct DemSystem {
     /// Loads from outside the contact model (the fluid's, in coupled runs), per particle, added to every
     /// evaluation; empty vectors for none. Not part of a checkpoint: the coupling sets them each stage.
     pub external: Loads,
+    /// Groups of fixed spheres (prescribed motion: they move at their velocity) that become free at a
+    /// given time; the seed prescribes the approach velocity of a sphere before letting it go.
+    pub releases: Vec<Release>,
     carried_loads: Option<Loads>,
     densities: Vec<f64>,
     scratch: Scratch,
+}
+
+/// Spheres `particles` move at their prescribed velocity until `time`, and are free from the first step
+/// that starts at or after it (to half a step).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Release {
+    pub time: f64,
+    pub particles: std::ops::Range<usize>,
 }
 
 /// loads += external, per particle (nothing when `external` is empty).
@@ -146,6 +157,7 @@ impl DemSystem {
             wall_states,
             evaluations: 0,
             external: Loads::default(),
+            releases: Vec::new(),
             carried_loads: None,
             densities,
             scratch: Scratch::default(),
@@ -159,6 +171,7 @@ impl DemSystem {
 
     /// Advances the system by one time step dt.
     pub fn step(&mut self) -> Result<(), StepError> {
+        self.apply_releases();
         match self.integrator {
             Integrator::PredictorCorrector { .. } | Integrator::EulerCrankNicolson { .. } => {
                 for stage in 0..3 {
@@ -177,6 +190,9 @@ impl DemSystem {
     /// with the [external loads](DemSystem::external) held over the stage). The last stage completes the
     /// step. Velocity Verlet has no stages: it takes its whole step at stage 2.
     pub fn step_stage(&mut self, stage: usize) -> Result<(), StepError> {
+        if stage == 0 {
+            self.apply_releases();
+        }
         match self.integrator {
             Integrator::PredictorCorrector { substeps } => {
                 let h = stage_fraction(stage) * self.dt / substeps[stage] as f64;
@@ -210,6 +226,19 @@ impl DemSystem {
             &p.velocity,
             &p.angular_velocity,
         )
+    }
+
+    /// Frees the spheres of every release that is due at the start of this step (see [`Release`]). Their
+    /// `fixed` flags are part of the particles, so a checkpoint keeps what was released.
+    fn apply_releases(&mut self) {
+        let start = self.time();
+        for release in &self.releases {
+            if start >= release.time - 0.5 * self.dt {
+                for i in release.particles.clone() {
+                    self.particles.fixed[i] = false;
+                }
+            }
+        }
     }
 
     /// One sub-step of length h in RK stage `stage`: the predictor–corrector of seed eq. (19).
@@ -812,6 +841,64 @@ mod tests {
             "{}",
             p.position[0]
         );
+    }
+
+    /// A fixed sphere with a velocity moves at it, ignoring gravity, until its release; from the first step
+    /// at or after the release time it falls freely from where it was, with the velocity it had.
+    #[test]
+    fn released_spheres_keep_their_prescribed_velocity_until_the_release_time() {
+        let materials = test_materials(2.0);
+        let model = test_model(&materials, NormalLaw::Linear, 0.01, 0.01);
+        let mut particles = Particles::default();
+        let (start, velocity) = (Vec3::new(4.0, 4.0, 6.0), Vec3::new(0.0, 0.1, -0.2));
+        particles.push(start, velocity, 0.5, 2.0, 0, true);
+        particles.push(Vec3::new(1.0, 1.0, 1.0), Vec3::ZERO, 0.5, 2.0, 0, true);
+        let domain = Domain {
+            min: Vec3::ZERO,
+            max: Vec3::splat(8.0),
+            periodic: [false; 3],
+        };
+        let (dt, gravity) = (1e-2, Vec3::new(0.0, 0.0, -1.0));
+        let mut system = DemSystem::new(
+            domain,
+            gravity,
+            materials,
+            model,
+            particles,
+            vec![],
+            Integrator::SEED,
+            dt,
+            0.1,
+        );
+        system.releases = vec![Release {
+            time: 0.2,
+            particles: 0..1,
+        }];
+        for _ in 0..20 {
+            system.step().unwrap();
+        }
+        let p = &system.particles;
+        assert!(p.fixed[0], "released too early");
+        let released_at = start + 0.2 * velocity;
+        assert!(
+            (p.position[0] - released_at).length() < 1e-12,
+            "{} vs {released_at}",
+            p.position[0]
+        );
+        assert_eq!(p.velocity[0], velocity);
+        for _ in 0..10 {
+            system.step().unwrap();
+        }
+        let p = &system.particles;
+        assert!(
+            !p.fixed[0] && p.fixed[1],
+            "only the first sphere is released"
+        );
+        let t = 10.0 * dt;
+        assert!((p.velocity[0] - (velocity + gravity * t)).length() < 1e-12);
+        let expected = released_at + velocity * t + 0.5 * gravity * t * t;
+        assert!((p.position[0] - expected).length() < 1e-12);
+        assert_eq!(p.position[1], Vec3::ONE);
     }
 
     /// The Stokes number of a contact is rho_p D u_in / (9 rho_f nu) from its recorded impact speed, for

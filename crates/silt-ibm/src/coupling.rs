@@ -37,8 +37,9 @@ pub struct CoupledParticles {
     /// Fluid density rho_f (the particles' densities are their materials').
     pub fluid_density: f64,
     /// Fluid momentum and angular momentum (about the centre) inside each sphere at the last stage, per
-    /// unit fluid density; `None` before the first.
-    inner: Option<Vec<(Vec3, Vec3)>>,
+    /// unit fluid density; `None` before the first. Part of a checkpoint (the next stage's rate of change
+    /// starts from it).
+    pub inner: Option<Vec<(Vec3, Vec3)>>,
     /// The first error of the particle integration, if any (the fluid's stage cannot return it).
     pub error: Option<StepError>,
     /// Particles whose hydrodynamic loads were left out in the last stage (seed eq. 22).

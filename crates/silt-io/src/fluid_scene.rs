@@ -43,10 +43,11 @@ const MAX_FRAMES: f64 = 1e9;
 /// Relative tolerance on the cell size given by `lengths` along the three axes.
 const LENGTH_TOLERANCE: f64 = 1e-9;
 
-/// Whether `text` is a fluid scene: a TOML document with a top-level `[fluid]` table. Text that is not
-/// valid TOML is not (the particle scene parser then reports the syntax error).
+/// Whether `text` is a fluid scene: a TOML document whose only top-level table is `[fluid]`. Text that
+/// is not valid TOML is not (the particle scene parser then reports the syntax error); a `[fluid]` table
+/// with particle tables is a coupled scene ([`crate::coupled_scene::is_coupled_scene`]).
 pub fn is_fluid_scene(text: &str) -> bool {
-    toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("fluid"))
+    toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("fluid") && t.len() == 1)
 }
 
 /// The whole fluid scene file.
@@ -75,7 +76,10 @@ pub struct FluidSection {
     /// Uniform body force per unit mass.
     #[serde(default)]
     pub body_force: [f64; 3],
-    pub end_time: f64,
+    /// Fluid density rho_f (coupled scenes only: a fluid-only run is kinematic, p / rho).
+    pub density: Option<f64>,
+    /// Required in a fluid scene; a coupled scene takes it from `simulation.end_time`.
+    pub end_time: Option<f64>,
     /// Fixed time step; or `cfl`.
     pub time_step: Option<f64>,
     /// Adaptive time step dt = cfl h / max(|u| + |v| + |w|).
@@ -298,8 +302,8 @@ impl FluidScene {
                     return Err(checker.error(
                         other.as_str(),
                         "a fluid scene has only the [fluid] table and its sub-tables ([fluid.boundaries], \
-                         [fluid.driving], [fluid.initial], [fluid.output]); particle tables cannot be \
-                         combined with it (coupled scenes are not supported yet)",
+                         [fluid.driving], [fluid.initial], [fluid.output]); with particle tables it is a \
+                         coupled scene (read by `CoupledScene::parse`, run by `silt run`)",
                     ));
                 }
             }
@@ -495,10 +499,24 @@ fn solver_error_key(message: &str) -> &'static str {
 }
 
 /// Checks the `[fluid]` table and resolves it into a scene.
-fn check(f: FluidSection, source: &Path) -> Result<FluidScene, SceneError> {
+pub(crate) fn check(f: FluidSection, source: &Path) -> Result<FluidScene, SceneError> {
     let ck = Checker {
         keys: KeyChecker::new(source),
     };
+    if f.density.is_some() {
+        return Err(ck.error(
+            "fluid.density",
+            "is used only by coupled scenes (with particles); a fluid-only run is kinematic (its \
+             pressure is p / rho), remove it",
+        ));
+    }
+    let end_time = f.end_time.ok_or_else(|| {
+        ck.error(
+            "fluid.end_time",
+            "missing: the simulated time to stop at is required",
+        )
+    })?;
+    ck.positive(end_time, "fluid.end_time")?;
 
     // Grid.
     ck.require(
@@ -602,7 +620,6 @@ fn check(f: FluidSection, source: &Path) -> Result<FluidScene, SceneError> {
         }
     };
     ck.finite3(f.body_force, "fluid.body_force")?;
-    ck.positive(f.end_time, "fluid.end_time")?;
 
     // Boundaries.
     let boundaries = check_boundaries(&ck, &f)?;
@@ -635,7 +652,7 @@ fn check(f: FluidSection, source: &Path) -> Result<FluidScene, SceneError> {
 
     // Output (before the time step: the adaptive step's default maximum is the output interval).
     let o = &f.output;
-    let interval = o.interval.unwrap_or(f.end_time / 100.0);
+    let interval = o.interval.unwrap_or(end_time / 100.0);
     ck.positive(interval, "fluid.output.interval")?;
     let checkpoint_interval = o.checkpoint_interval.unwrap_or(10.0 * interval);
     ck.positive(checkpoint_interval, "fluid.output.checkpoint_interval")?;
@@ -643,7 +660,7 @@ fn check(f: FluidSection, source: &Path) -> Result<FluidScene, SceneError> {
         (interval, "fluid.output.interval"),
         (checkpoint_interval, "fluid.output.checkpoint_interval"),
     ] {
-        if f.end_time / value > MAX_FRAMES {
+        if end_time / value > MAX_FRAMES {
             return Err(ck.error(
                 key,
                 format!(
@@ -707,14 +724,14 @@ fn check(f: FluidSection, source: &Path) -> Result<FluidScene, SceneError> {
                     "only an adaptive step (`cfl`) has a maximum; with a fixed `time_step` remove it",
                 ));
             }
-            let steps = (f.end_time / dt).round();
+            let steps = (end_time / dt).round();
             if steps < 1.0 {
                 return Err(ck.error(
                     "fluid.time_step",
                     format!(
                         "{} is not allowed; end_time = {} must be at least one time step",
                         format_f64(dt),
-                        format_f64(f.end_time)
+                        format_f64(end_time)
                     ),
                 ));
             }
@@ -759,7 +776,7 @@ fn check(f: FluidSection, source: &Path) -> Result<FluidScene, SceneError> {
                 }
                 None => default_max_time_step(cfl, spacing, interval, &f, driving, &boundaries),
             };
-            if f.end_time / max > MAX_STEPS {
+            if end_time / max > MAX_STEPS {
                 return Err(ck.error(
                     "fluid.max_time_step",
                     format!(
@@ -802,7 +819,7 @@ fn check(f: FluidSection, source: &Path) -> Result<FluidScene, SceneError> {
         time_step,
     };
     Ok(FluidScene {
-        end_time: f.end_time,
+        end_time,
         section: f,
         config,
         initial,

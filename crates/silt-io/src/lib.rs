@@ -2,6 +2,8 @@
 //! series and checkpoints. Every file is written whole or not at all.
 
 pub mod atomic;
+pub mod coupled_run;
+pub mod coupled_scene;
 pub mod csv_series;
 pub mod derived;
 pub mod fluid_run;

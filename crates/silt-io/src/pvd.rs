@@ -9,11 +9,15 @@ use crate::atomic::write_atomic;
 use crate::vtk::xml_escape;
 
 /// A `.pvd` file listing `(time, file)` entries; file paths are relative
-/// to the directory of the `.pvd`.
+/// to the directory of the `.pvd`. Entries of one time with different
+/// parts (e.g. particles and fluid) are shown together by ParaView, as the
+/// blocks of one multiblock data set.
 #[derive(Clone, Debug)]
 pub struct PvdSeries {
     path: PathBuf,
     entries: Vec<(f64, String)>,
+    /// The part number of each entry.
+    parts: Vec<u32>,
 }
 
 impl PvdSeries {
@@ -22,6 +26,7 @@ impl PvdSeries {
         Self {
             path: path.into(),
             entries: Vec::new(),
+            parts: Vec::new(),
         }
     }
 
@@ -29,13 +34,19 @@ impl PvdSeries {
     pub fn from_existing(path: impl Into<PathBuf>) -> io::Result<Self> {
         let path = path.into();
         let text = std::fs::read_to_string(&path)?;
-        let entries = parse_entries(&text).map_err(|msg| {
+        let parsed = parse_entries(&text).map_err(|msg| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("{}: {msg}", path.display()),
             )
         })?;
-        Ok(Self { path, entries })
+        let parts = parsed.iter().map(|e| e.1).collect();
+        let entries = parsed.into_iter().map(|(t, _, f)| (t, f)).collect();
+        Ok(Self {
+            path,
+            entries,
+            parts,
+        })
     }
 
     /// The `.pvd` file path.
@@ -48,19 +59,35 @@ impl PvdSeries {
         &self.entries
     }
 
-    /// Appends an entry and rewrites the `.pvd` atomically. On error the
-    /// entry is not kept.
+    /// The part number of each entry, in insertion order.
+    pub fn parts(&self) -> &[u32] {
+        &self.parts
+    }
+
+    /// Appends an entry (part 0) and rewrites the `.pvd` atomically. On
+    /// error the entry is not kept.
     pub fn push(&mut self, time: f64, relative_file: &str) -> io::Result<()> {
+        self.push_parts(time, &[relative_file])
+    }
+
+    /// Appends the files of one time as parts 0, 1, ... and rewrites the
+    /// `.pvd` atomically. On error none of them is kept.
+    pub fn push_parts(&mut self, time: f64, relative_files: &[&str]) -> io::Result<()> {
         if !time.is_finite() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("pvd time must be finite, got {time}"),
             ));
         }
-        self.entries.push((time, relative_file.to_owned()));
+        let before = self.entries.len();
+        for (part, file) in relative_files.iter().enumerate() {
+            self.entries.push((time, (*file).to_owned()));
+            self.parts.push(part as u32);
+        }
         let result = self.write();
         if result.is_err() {
-            self.entries.pop();
+            self.entries.truncate(before);
+            self.parts.truncate(before);
         }
         result
     }
@@ -69,7 +96,9 @@ impl PvdSeries {
     /// in-memory list changes; the file is rewritten by the next
     /// [`push`](Self::push) or [`write`](Self::write).
     pub fn truncate_after(&mut self, time: f64) {
-        self.entries.retain(|(t, _)| *t <= time);
+        let keep = self.entries.iter().take_while(|(t, _)| *t <= time).count();
+        self.entries.truncate(keep);
+        self.parts.truncate(keep);
     }
 
     /// Rewrites the whole `.pvd` atomically from the current entries.
@@ -78,10 +107,10 @@ impl PvdSeries {
         xml.push_str("<?xml version=\"1.0\"?>\n");
         xml.push_str("<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n");
         xml.push_str("  <Collection>\n");
-        for (time, file) in &self.entries {
+        for ((time, file), part) in self.entries.iter().zip(&self.parts) {
             let _ = writeln!(
                 xml,
-                "    <DataSet timestep=\"{time:e}\" group=\"\" part=\"0\" file=\"{}\"/>",
+                "    <DataSet timestep=\"{time:e}\" group=\"\" part=\"{part}\" file=\"{}\"/>",
                 xml_escape(file)
             );
         }
@@ -90,8 +119,9 @@ impl PvdSeries {
     }
 }
 
-/// Extracts `(timestep, file)` from every `<DataSet .../>` element.
-fn parse_entries(text: &str) -> Result<Vec<(f64, String)>, String> {
+/// Extracts `(timestep, part, file)` from every `<DataSet .../>` element
+/// (part 0 when it has none).
+fn parse_entries(text: &str) -> Result<Vec<(f64, u32, String)>, String> {
     let mut entries = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("<DataSet") {
@@ -110,7 +140,14 @@ fn parse_entries(text: &str) -> Result<Vec<(f64, String)>, String> {
             .trim()
             .parse::<f64>()
             .map_err(|_| format!("bad timestep {time_text:?}"))?;
-        entries.push((time, get("file")?.to_owned()));
+        let part = match attrs.iter().find(|(k, _)| k == "part") {
+            Some((_, v)) => v
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("bad part {v:?}"))?,
+            None => 0,
+        };
+        entries.push((time, part, get("file")?.to_owned()));
         rest = &element[end..];
     }
     Ok(entries)

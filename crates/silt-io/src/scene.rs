@@ -116,7 +116,8 @@ pub(crate) fn parse_error(
 #[serde(deny_unknown_fields)]
 pub struct Scene {
     pub simulation: SimulationSection,
-    pub domain: DomainSection,
+    /// Required in a particle scene; a coupled scene may leave it out (the fluid grid's box).
+    pub domain: Option<DomainSection>,
     #[serde(rename = "material")]
     pub materials: Vec<MaterialSection>,
     pub contact: ContactSection,
@@ -126,6 +127,10 @@ pub struct Scene {
     pub groups: Vec<ParticleGroup>,
     #[serde(default)]
     pub output: OutputSection,
+    /// The fluid of a coupled scene (see `crate::coupled_scene`); `None` in a particle scene.
+    pub fluid: Option<crate::fluid_scene::FluidSection>,
+    /// Coupling settings of a coupled scene.
+    pub coupling: Option<crate::coupled_scene::CouplingSection>,
     /// Where the scene came from (for messages); not a key of the file.
     #[serde(skip)]
     pub source: PathBuf,
@@ -231,6 +236,8 @@ pub struct ParticleGroup {
     pub material: String,
     #[serde(default)]
     pub fixed: bool,
+    /// Time at which fixed spheres become free (prescribed motion with `velocity` until then).
+    pub release_time: Option<f64>,
     #[serde(default)]
     pub velocity: [f64; 3],
     /// Explicit centres; with `diameters` (one each) or `diameter`.
@@ -343,20 +350,43 @@ impl Scene {
 
     /// Parses and checks scene text; `source` names it in messages.
     pub fn parse(text: &str, source: &Path) -> Result<Scene, SceneError> {
-        let deserializer = toml::Deserializer::new(text);
-        let mut scene: Scene = serde_path_to_error::deserialize(deserializer)
-            .map_err(|e| parse_error(text, source, e))?;
-        scene.source = source.to_path_buf();
+        let scene = Scene::deserialize_text(text, source)?;
+        if scene.fluid.is_some() || scene.coupling.is_some() {
+            return Err(scene.error(
+                if scene.fluid.is_some() { "fluid" } else { "coupling" },
+                "a scene with a [fluid] table and particle tables is a coupled scene; read it with \
+                 `CoupledScene::parse` (`silt run` and `silt check` tell the kinds apart)",
+            ));
+        }
         scene.check()?;
         Ok(scene)
     }
 
-    fn error(&self, key: impl Into<String>, message: impl Into<String>) -> SceneError {
+    /// The scene text as written, not checked.
+    pub(crate) fn deserialize_text(text: &str, source: &Path) -> Result<Scene, SceneError> {
+        let deserializer = toml::Deserializer::new(text);
+        let mut scene: Scene = serde_path_to_error::deserialize(deserializer)
+            .map_err(|e| parse_error(text, source, e))?;
+        scene.source = source.to_path_buf();
+        Ok(scene)
+    }
+
+    /// The `[domain]` table (always present once the scene is checked).
+    fn domain_section(&self) -> Result<&DomainSection, SceneError> {
+        self.domain.as_ref().ok_or_else(|| {
+            self.error(
+                "domain",
+                "missing: the [domain] table (min, max, periodic) is required",
+            )
+        })
+    }
+
+    pub(crate) fn error(&self, key: impl Into<String>, message: impl Into<String>) -> SceneError {
         KeyChecker::new(&self.source).error(key, message)
     }
 
     /// Checks a value against a condition, with the allowed range in the message.
-    fn require(
+    pub(crate) fn require(
         &self,
         ok: bool,
         key: &str,
@@ -366,7 +396,22 @@ impl Scene {
         KeyChecker::new(&self.source).require(ok, key, value, allowed)
     }
 
-    fn check(&self) -> Result<(), SceneError> {
+    pub(crate) fn check(&self) -> Result<(), SceneError> {
+        self.check_simulation()?;
+        let d = self.domain_section()?;
+        for a in 0..3 {
+            self.require(
+                d.min[a].is_finite() && d.max[a].is_finite() && d.max[a] > d.min[a],
+                "domain.max",
+                format!("{:?}", d.max),
+                "each component must be finite and larger than domain.min",
+            )?;
+        }
+        self.check_materials_and_contact()
+    }
+
+    /// The `[simulation]` table.
+    pub(crate) fn check_simulation(&self) -> Result<(), SceneError> {
         let s = &self.simulation;
         self.require(
             s.dt.is_finite() && s.dt > 0.0,
@@ -399,17 +444,11 @@ impl Scene {
             s.neighbor_skin,
             "must be in (0, 2] (fraction of the largest diameter)",
         )?;
+        Ok(())
+    }
 
-        let d = &self.domain;
-        for a in 0..3 {
-            self.require(
-                d.min[a].is_finite() && d.max[a].is_finite() && d.max[a] > d.min[a],
-                "domain.max",
-                format!("{:?}", d.max),
-                "each component must be finite and larger than domain.min",
-            )?;
-        }
-
+    /// Materials, contact settings, walls, particle groups and output.
+    fn check_materials_and_contact(&self) -> Result<(), SceneError> {
         if self.materials.is_empty() {
             return Err(self.error("material", "at least one [[material]] is required"));
         }
@@ -605,6 +644,21 @@ impl Scene {
     fn check_group(&self, i: usize, g: &ParticleGroup) -> Result<(), SceneError> {
         let key = |k: &str| format!("particles[{i}].{k}");
         self.material_index(&g.material, &key("material"))?;
+        if let Some(t) = g.release_time {
+            self.require(
+                t.is_finite() && t > 0.0,
+                &key("release_time"),
+                t,
+                "must be > 0 (the time at which the group's spheres become free)",
+            )?;
+            if !g.fixed {
+                return Err(self.error(
+                    key("release_time"),
+                    "applies to fixed spheres only: set `fixed = true` (and their prescribed `velocity`) \
+                     so that they move at that velocity until the release time",
+                ));
+            }
+        }
         self.require(
             Vec3::from(g.velocity).is_finite(),
             &key("velocity"),
@@ -707,7 +761,7 @@ impl Scene {
                         format!("{:?} .. {:?}", r.min, r.max),
                         "max must exceed min in every direction",
                     )?;
-                    let d = &self.domain;
+                    let d = self.domain_section()?;
                     self.require(
                         (0..3).all(|a| lo[a] >= d.min[a] && hi[a] <= d.max[a]),
                         &key("region"),
@@ -807,7 +861,7 @@ impl Scene {
         }
     }
 
-    fn material_index(&self, name: &str, key: &str) -> Result<usize, SceneError> {
+    pub(crate) fn material_index(&self, name: &str, key: &str) -> Result<usize, SceneError> {
         self.materials
             .iter()
             .position(|m| m.name == name)
@@ -890,12 +944,34 @@ impl Scene {
         Vec3::from(self.simulation.gravity)
     }
 
+    /// The domain (the scene must be checked: [`Scene::parse`] or `CoupledScene::parse`).
     pub fn domain(&self) -> Domain {
+        let d = self.domain.as_ref().expect("a checked scene has a domain");
         Domain {
-            min: self.domain.min.into(),
-            max: self.domain.max.into(),
-            periodic: self.domain.periodic,
+            min: d.min.into(),
+            max: d.max.into(),
+            periodic: d.periodic,
         }
+    }
+
+    /// The groups with a `release_time`, as particle index ranges in build order.
+    pub fn releases(&self) -> Vec<silt_dem::system::Release> {
+        let mut first = 0;
+        let mut releases = Vec::new();
+        for g in &self.groups {
+            let count = g
+                .positions
+                .as_ref()
+                .map_or(g.count.unwrap_or(0), |p| p.len());
+            if let Some(time) = g.release_time {
+                releases.push(silt_dem::system::Release {
+                    time,
+                    particles: first..first + count,
+                });
+            }
+            first += count;
+        }
+        releases
     }
 
     fn walls(&self) -> Result<Vec<Wall>, SceneError> {
@@ -1094,7 +1170,7 @@ impl Scene {
             ));
         }
         let integrator = self.integrator()?;
-        let system = DemSystem::new(
+        let mut system = DemSystem::new(
             domain,
             self.gravity(),
             materials,
@@ -1105,6 +1181,7 @@ impl Scene {
             self.simulation.dt,
             skin,
         );
+        system.releases = self.releases();
         self.check_time_step(&system)?;
         Ok(system)
     }

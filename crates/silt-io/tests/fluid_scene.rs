@@ -78,7 +78,7 @@ fn the_base_scene_is_valid_and_detected() {
 fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
     let cases: Vec<(String, &str, &str)> = vec![
         (format!("{BASE}\n[simulation]\ndt = 1\n"), "simulation", "only the [fluid] table"),
-        (replace("viscosity = 0.05", "viscosity = 0.05\ndensity = 1.0"), "fluid.density", "unknown field"),
+        (replace("viscosity = 0.05", "viscosity = 0.05\ndensity = 1.0"), "fluid.density", "used only by coupled scenes"),
         (replace("vorticity = true", "vorticity = true\nformat = \"vtk\""), "fluid.output.format", "unknown field"),
         (replace("viscosity = 0.05", "viscosity = \"water\""), "fluid.viscosity", "invalid type"),
         (replace("viscosity = 0.05", "viscosity = -0.05"), "fluid.viscosity", "> 0"),
