@@ -18,11 +18,11 @@
 use crate::atomic::write_atomic;
 use crate::coupled_scene::CoupledScene;
 use crate::csv_series::{format_f64, CsvSeries};
-use crate::fluid_run::{cell_values, cell_velocity, cell_vorticity};
+use crate::fluid_run::write_fluid_image;
 use crate::fluid_scene::{FluidOutput, AXIS_NAMES};
 use crate::pvd::PvdSeries;
-use crate::simulation::fingerprint;
-use crate::vtk::{write_vti, write_vtp_points, ArrayData, DataArray};
+use crate::simulation::{fingerprint, write_particles};
+use crate::vtk::{ArrayData, DataArray};
 use glam::DVec3 as Vec3;
 use serde::{Deserialize, Serialize};
 use silt_dem::diagnostics::{contact_statistics, energies};
@@ -390,35 +390,11 @@ impl CoupledSimulation {
         if self.particle_vtk {
             let name = format!("particles/particles_{:06}.vtp", self.frame);
             let path = self.out_dir.join(&name);
-            let contacts: Vec<i32> = stats.per_particle.iter().map(|&c| c as i32).collect();
-            let fixed: Vec<i32> = p.fixed.iter().map(|&f| f as i32).collect();
-            let material: Vec<i32> = p.material.iter().map(|&m| m as i32).collect();
-            let ids: Vec<i32> = (0..p.len() as i32).collect();
-            let diameter: Vec<f64> = p.radius.iter().map(|r| 2.0 * r).collect();
-            write_vtp_points(
+            write_particles(
                 &path,
-                &p.position,
+                p,
+                &stats.per_particle,
                 &[
-                    DataArray {
-                        name: "id",
-                        data: ArrayData::I32(&ids),
-                    },
-                    DataArray {
-                        name: "radius",
-                        data: ArrayData::F64(&p.radius),
-                    },
-                    DataArray {
-                        name: "diameter",
-                        data: ArrayData::F64(&diameter),
-                    },
-                    DataArray {
-                        name: "velocity",
-                        data: ArrayData::Vec3(&p.velocity),
-                    },
-                    DataArray {
-                        name: "angular_velocity",
-                        data: ArrayData::Vec3(&p.angular_velocity),
-                    },
                     DataArray {
                         name: "hydrodynamic_force",
                         data: ArrayData::Vec3(&hydrodynamic_force),
@@ -426,18 +402,6 @@ impl CoupledSimulation {
                     DataArray {
                         name: "hydrodynamic_torque",
                         data: ArrayData::Vec3(&hydrodynamic_torque),
-                    },
-                    DataArray {
-                        name: "contacts",
-                        data: ArrayData::I32(&contacts),
-                    },
-                    DataArray {
-                        name: "fixed",
-                        data: ArrayData::I32(&fixed),
-                    },
-                    DataArray {
-                        name: "material",
-                        data: ArrayData::I32(&material),
                     },
                 ],
             )
@@ -448,41 +412,12 @@ impl CoupledSimulation {
         if fluid_vtk {
             let name = format!("fluid/fluid_{:06}.vti", self.frame);
             let path = self.out_dir.join(&name);
-            let velocity = cell_velocity(&state.velocity);
-            let pressure = cell_values(&state.pressure);
-            let vorticity = if self.output.vorticity {
-                cell_vorticity(&state.velocity, grid.spacing)
-            } else {
-                Vec::new()
-            };
-            let mut arrays = vec![
-                DataArray {
-                    name: "velocity",
-                    data: ArrayData::Vec3(&velocity),
-                },
-                DataArray {
-                    name: "pressure",
-                    data: ArrayData::F64(&pressure),
-                },
-                DataArray {
-                    name: "solid_fraction",
-                    data: ArrayData::F64(&phi),
-                },
-            ];
-            if self.output.vorticity {
-                arrays.push(DataArray {
-                    name: "vorticity",
-                    data: ArrayData::Vec3(&vorticity),
-                });
-            }
-            write_vti(
-                &path,
-                Vec3::from(grid.origin),
-                Vec3::splat(grid.spacing),
-                grid.cells,
-                &arrays,
-            )
-            .map_err(io_error(&path))?;
+            let solid_fraction = [DataArray {
+                name: "solid_fraction",
+                data: ArrayData::F64(&phi),
+            }];
+            write_fluid_image(&path, &grid, state, self.output.vorticity, &solid_fraction)
+                .map_err(io_error(&path))?;
             files.push(name);
         }
         if !files.is_empty() {

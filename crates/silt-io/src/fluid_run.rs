@@ -440,37 +440,8 @@ impl FluidSimulation {
         if self.output.vtk && (self.frame.is_multiple_of(self.output.vtk_every) || last) {
             let name = format!("fluid/fluid_{:06}.vti", self.frame);
             let path = self.out_dir.join(&name);
-            let velocity = cell_velocity(&state.velocity);
-            let pressure = cell_values(&state.pressure);
-            let vorticity = if self.output.vorticity {
-                cell_vorticity(&state.velocity, grid.spacing)
-            } else {
-                Vec::new()
-            };
-            let mut arrays = vec![
-                DataArray {
-                    name: "velocity",
-                    data: ArrayData::Vec3(&velocity),
-                },
-                DataArray {
-                    name: "pressure",
-                    data: ArrayData::F64(&pressure),
-                },
-            ];
-            if self.output.vorticity {
-                arrays.push(DataArray {
-                    name: "vorticity",
-                    data: ArrayData::Vec3(&vorticity),
-                });
-            }
-            write_vti(
-                &path,
-                DVec3::from(grid.origin),
-                DVec3::splat(grid.spacing),
-                grid.cells,
-                &arrays,
-            )
-            .map_err(io_error(&path))?;
+            write_fluid_image(&path, &grid, state, self.output.vorticity, &[])
+                .map_err(io_error(&path))?;
             self.pvd
                 .push(time, &name)
                 .map_err(io_error(self.pvd.path()))?;
@@ -597,4 +568,49 @@ pub fn cell_vorticity(u: &[Field; 3], spacing: f64) -> Vec<DVec3> {
         out.push(DVec3::from(w));
     });
     out
+}
+
+/// Writes the fluid as VTK ImageData of the grid's cells: cell-centred `velocity`, `pressure`, the `extra`
+/// arrays and, with `vorticity`, the cell-centred `vorticity`.
+pub(crate) fn write_fluid_image(
+    path: &Path,
+    grid: &silt_fluid::Grid,
+    state: &FluidState,
+    vorticity: bool,
+    extra: &[DataArray],
+) -> std::io::Result<()> {
+    let velocity = cell_velocity(&state.velocity);
+    let pressure = cell_values(&state.pressure);
+    let curl = if vorticity {
+        cell_vorticity(&state.velocity, grid.spacing)
+    } else {
+        Vec::new()
+    };
+    let mut arrays = vec![
+        DataArray {
+            name: "velocity",
+            data: ArrayData::Vec3(&velocity),
+        },
+        DataArray {
+            name: "pressure",
+            data: ArrayData::F64(&pressure),
+        },
+    ];
+    arrays.extend(extra.iter().map(|a| DataArray {
+        name: a.name,
+        data: a.data,
+    }));
+    if vorticity {
+        arrays.push(DataArray {
+            name: "vorticity",
+            data: ArrayData::Vec3(&curl),
+        });
+    }
+    write_vti(
+        path,
+        DVec3::from(grid.origin),
+        DVec3::splat(grid.spacing),
+        grid.cells,
+        &arrays,
+    )
 }

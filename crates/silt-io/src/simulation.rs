@@ -274,50 +274,7 @@ impl Simulation {
         if self.write_vtk {
             let name = format!("particles/particles_{:06}.vtp", self.frame);
             let path = self.out_dir.join(&name);
-            let contacts: Vec<i32> = stats.per_particle.iter().map(|&c| c as i32).collect();
-            let fixed: Vec<i32> = p.fixed.iter().map(|&f| f as i32).collect();
-            let material: Vec<i32> = p.material.iter().map(|&m| m as i32).collect();
-            let ids: Vec<i32> = (0..p.len() as i32).collect();
-            let diameter: Vec<f64> = p.radius.iter().map(|r| 2.0 * r).collect();
-            write_vtp_points(
-                &path,
-                &p.position,
-                &[
-                    DataArray {
-                        name: "id",
-                        data: ArrayData::I32(&ids),
-                    },
-                    DataArray {
-                        name: "radius",
-                        data: ArrayData::F64(&p.radius),
-                    },
-                    DataArray {
-                        name: "diameter",
-                        data: ArrayData::F64(&diameter),
-                    },
-                    DataArray {
-                        name: "velocity",
-                        data: ArrayData::Vec3(&p.velocity),
-                    },
-                    DataArray {
-                        name: "angular_velocity",
-                        data: ArrayData::Vec3(&p.angular_velocity),
-                    },
-                    DataArray {
-                        name: "contacts",
-                        data: ArrayData::I32(&contacts),
-                    },
-                    DataArray {
-                        name: "fixed",
-                        data: ArrayData::I32(&fixed),
-                    },
-                    DataArray {
-                        name: "material",
-                        data: ArrayData::I32(&material),
-                    },
-                ],
-            )
-            .map_err(io_error(&path))?;
+            write_particles(&path, p, &stats.per_particle, &[]).map_err(io_error(&path))?;
             self.pvd
                 .push(time, &name)
                 .map_err(io_error(self.pvd.path()))?;
@@ -355,4 +312,58 @@ impl Simulation {
         self.frame += 1;
         Ok(())
     }
+}
+
+/// Writes the spheres as VTK points with id, radius, diameter, velocity, angular velocity, contact count,
+/// fixed flag and material, followed by the `extra` arrays.
+pub(crate) fn write_particles(
+    path: &Path,
+    p: &silt_dem::particles::Particles,
+    contacts_per_particle: &[u32],
+    extra: &[DataArray],
+) -> std::io::Result<()> {
+    let contacts: Vec<i32> = contacts_per_particle.iter().map(|&c| c as i32).collect();
+    let fixed: Vec<i32> = p.fixed.iter().map(|&f| f as i32).collect();
+    let material: Vec<i32> = p.material.iter().map(|&m| m as i32).collect();
+    let ids: Vec<i32> = (0..p.len() as i32).collect();
+    let diameter: Vec<f64> = p.radius.iter().map(|r| 2.0 * r).collect();
+    let mut arrays = vec![
+        DataArray {
+            name: "id",
+            data: ArrayData::I32(&ids),
+        },
+        DataArray {
+            name: "radius",
+            data: ArrayData::F64(&p.radius),
+        },
+        DataArray {
+            name: "diameter",
+            data: ArrayData::F64(&diameter),
+        },
+        DataArray {
+            name: "velocity",
+            data: ArrayData::Vec3(&p.velocity),
+        },
+        DataArray {
+            name: "angular_velocity",
+            data: ArrayData::Vec3(&p.angular_velocity),
+        },
+        DataArray {
+            name: "contacts",
+            data: ArrayData::I32(&contacts),
+        },
+        DataArray {
+            name: "fixed",
+            data: ArrayData::I32(&fixed),
+        },
+        DataArray {
+            name: "material",
+            data: ArrayData::I32(&material),
+        },
+    ];
+    arrays.extend(extra.iter().map(|a| DataArray {
+        name: a.name,
+        data: a.data,
+    }));
+    write_vtp_points(path, &p.position, &arrays)
 }
