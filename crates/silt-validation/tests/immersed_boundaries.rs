@@ -138,3 +138,25 @@ fn ten_cate_e3_settles_and_lands() {
     assert!(-r.smallest_gap <= 5e-4, "overlap {} D", -r.smallest_gap);
     assert!(r.rebound <= 0.01, "rebound {} D", r.rebound);
 }
+
+/// Gondret et al. (2002), St = 27, scaled down to D/h = 8 in a 5 D wide periodic domain (validation/gondret/):
+/// the sphere, driven towards the wall as in the seed and let go at gap R, rebounds once, its first peak
+/// within 15 % of the experiment's 1.97 mm (the full case judges D/h = 16).
+#[test]
+fn gondret_st27_rebounds_to_the_experiments_height() {
+    use silt_validation::gondret::{self, GondretCase};
+    let case = GondretCase::standard(0, 8.0);
+    let r = gondret::run(case).unwrap();
+    assert!(
+        (r.release_speed / 0.518 - 1.0).abs() < 0.02,
+        "released at {} m/s",
+        r.release_speed
+    );
+    let contact = r.first_contact.expect("the sphere reaches the wall");
+    let (time, gap) = *r.peaks.first().expect("a rebound");
+    assert!(
+        (gap / 1.97e-3 - 1.0).abs() <= 0.15,
+        "first peak {gap} m at {time} s after contact ({contact} s); peaks {:?}",
+        r.peaks
+    );
+}

@@ -1,0 +1,255 @@
+//! A steel sphere driven towards a wall through a viscous fluid and let go one radius above it: the wet
+//! collisions of Gondret, Lance & Petit (2002) at St = 27 and St = 152 (`shared/notes/validation-data.md`),
+//! set up as in the seed (sec. 5.2, Table 1): the approach velocity is prescribed as
+//! u = u_in (exp(-40 t) - 1) until the gap is R, then the sphere is free; lubrication slows it, the adaptive
+//! normal contact makes it rebound, and the trajectory (gap against time) is compared with the digitised
+//! rebound peaks of the experiment. The domain is periodic in x and z with no-slip walls at y = 0 and at the
+//! top, reduced from the seed's (a resolution and domain study shows the effect). Source and numbers:
+//! validation/gondret/.
+
+use silt_dem::domain::Domain;
+use silt_dem::integrator::Integrator;
+use silt_dem::material::Material;
+use silt_dem::particles::Particles;
+use silt_dem::system::DemSystem;
+use silt_dem::wall::Wall;
+use silt_fluid::boundary::{Boundaries, Boundary};
+use silt_fluid::solver::FluidSolver;
+use silt_ibm::coupling::CoupledParticles;
+use silt_ibm::Vec3;
+
+/// One experiment: Stokes number, Reynolds number, rho_f (kg/m^3), mu (Pa s), D (m), u_in (m/s), and the
+/// digitised rebound peaks (time after the first contact in s, gap in m).
+#[derive(Clone, Copy, Debug)]
+pub struct Experiment {
+    pub stokes: f64,
+    pub reynolds: f64,
+    pub fluid_density: f64,
+    pub viscosity: f64,
+    pub diameter: f64,
+    pub impact_velocity: f64,
+    pub peaks: &'static [(f64, f64)],
+}
+
+pub const EXPERIMENTS: [Experiment; 2] = [
+    Experiment {
+        stokes: 27.0,
+        reynolds: 30.0,
+        fluid_density: 965.0,
+        viscosity: 0.1,
+        diameter: 0.006,
+        impact_velocity: 0.518,
+        peaks: &[(0.019, 1.97e-3)],
+    },
+    Experiment {
+        stokes: 152.0,
+        reynolds: 164.0,
+        fluid_density: 935.0,
+        viscosity: 0.01,
+        diameter: 0.003,
+        impact_velocity: 0.585,
+        peaks: &[(0.038, 7.47e-3), (0.106, 2.23e-3), (0.14, 0.52e-3)],
+    },
+];
+/// Steel (Gondret et al. 2002).
+pub const PARTICLE_DENSITY: f64 = 7800.0;
+pub const E_DRY: f64 = 0.97;
+pub const GRAVITY: f64 = 9.81;
+/// Rate of the seed's prescribed approach, u = u_in (exp(-RAMP_RATE t) - 1).
+pub const RAMP_RATE: f64 = 40.0;
+
+#[derive(Clone, Copy, Debug)]
+pub struct GondretCase {
+    /// Index into [`EXPERIMENTS`].
+    pub experiment: usize,
+    /// Cells per diameter.
+    pub d_over_h: f64,
+    /// Periodic width along x and z, in diameters.
+    pub width: f64,
+    /// Gap between the sphere and the wall at the start, in diameters.
+    pub start_gap: f64,
+    /// The start position is shifted down by this fraction of a cell (the seed's Fig. 5 study).
+    pub start_shift: f64,
+    /// Distance from the sphere's top at the start to the upper wall, in diameters.
+    pub headroom: f64,
+    /// Simulated time after the sphere would reach the wall at u_in.
+    pub after_contact: f64,
+    pub dt: f64,
+    /// Particle sub-steps per RK stage ({8, 2, 5} in the seed; {1, 1, 1}: none).
+    pub substeps: [u32; 3],
+}
+
+impl GondretCase {
+    /// The validation's settings: a 5 D wide periodic domain, a start gap long enough for the prescribed
+    /// velocity to reach 99 % of u_in (exp(-40 t) < 0.01 after 0.115 s), dt = 0.25 h / u_in, T_c = 10 dt.
+    pub fn standard(experiment: usize, d_over_h: f64) -> Self {
+        let e = EXPERIMENTS[experiment];
+        let h = e.diameter / d_over_h;
+        let ramp_distance = e.impact_velocity * (0.115 - 0.99 / RAMP_RATE);
+        let last_peak = e.peaks.iter().map(|p| p.0).fold(0.0, f64::max);
+        let highest_peak = e.peaks.iter().map(|p| p.1).fold(0.0, f64::max);
+        GondretCase {
+            experiment,
+            d_over_h,
+            width: 5.0,
+            start_gap: (ramp_distance / e.diameter).ceil() + 0.5,
+            start_shift: 0.0,
+            headroom: (highest_peak / e.diameter).max(1.0) + 1.0,
+            after_contact: 1.3 * last_peak + 0.01,
+            dt: 0.25 * h / e.impact_velocity,
+            substeps: [8, 2, 5],
+        }
+    }
+
+    pub fn experiment(&self) -> Experiment {
+        EXPERIMENTS[self.experiment]
+    }
+
+    pub fn spacing(&self) -> f64 {
+        self.experiment().diameter / self.d_over_h
+    }
+
+    /// Cells along x, y (wall-normal) and z.
+    pub fn cells(&self) -> [usize; 3] {
+        let across = (self.width * self.d_over_h).round() as usize;
+        let tall = ((self.start_gap + 1.0 + self.headroom) * self.d_over_h).ceil() as usize;
+        [across, tall, across]
+    }
+
+    /// Prescribed velocity (along y) at time t.
+    pub fn approach_velocity(&self, t: f64) -> f64 {
+        self.experiment().impact_velocity * ((-RAMP_RATE * t).exp() - 1.0)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct GondretResult {
+    /// (t in s, gap over D, u_y in m/s) every step.
+    pub history: Vec<(f64, f64, f64)>,
+    /// When the prescribed motion ended (gap = R), and the speed then.
+    pub release_time: f64,
+    pub release_speed: f64,
+    pub first_contact: Option<f64>,
+    /// Rebound peaks after the first contact: (time after it in s, gap in m), in order.
+    pub peaks: Vec<(f64, f64)>,
+    pub cells: [usize; 3],
+    pub seconds: f64,
+}
+
+/// The fluid and the coupled sphere of `case`, at rest at the start.
+pub fn setup(case: GondretCase) -> Result<(FluidSolver, CoupledParticles), String> {
+    let e = case.experiment();
+    let nu = e.viscosity / e.fluid_density;
+    let h = case.spacing();
+    let cells = case.cells();
+    let mut faces = [[Boundary::Periodic; 2]; 3];
+    faces[1] = [Boundary::WALL; 2];
+    let boundaries = Boundaries { faces };
+    let config = crate::setup::crank_nicolson_fluid(cells, h, boundaries, nu, case.dt, [0.0; 3]);
+    let fluid = FluidSolver::new(config.clone())?;
+    let materials = vec![Material {
+        name: "steel".into(),
+        density: PARTICLE_DENSITY,
+        e_dry: E_DRY,
+        poisson: 0.3,
+        mu_s: 0.15,
+        mu_k: 0.15,
+    }];
+    let model = crate::setup::wet_seed_model(&materials, case.dt, e.fluid_density, nu, h, GRAVITY);
+    let radius = 0.5 * e.diameter;
+    let lengths = cells.map(|n| n as f64 * h);
+    let start = Vec3::new(
+        0.5 * lengths[0],
+        (case.start_gap + 0.5) * e.diameter - case.start_shift * h,
+        0.5 * lengths[2],
+    );
+    let mut particles = Particles::default();
+    particles.push(start, Vec3::ZERO, radius, PARTICLE_DENSITY, 0, true);
+    let floor = Wall {
+        point: Vec3::ZERO,
+        normal: Vec3::Y,
+        material: 0,
+        velocity: Vec3::ZERO,
+    };
+    let dem = DemSystem::new(
+        Domain {
+            min: Vec3::ZERO,
+            max: Vec3::from_array(lengths),
+            periodic: [true, false, true],
+        },
+        Vec3::new(0.0, -GRAVITY, 0.0),
+        materials,
+        model,
+        particles,
+        vec![floor],
+        Integrator::PredictorCorrector {
+            substeps: case.substeps,
+        },
+        case.dt,
+        0.1 * radius,
+    );
+    let coupled = CoupledParticles::new(
+        dem,
+        config.grid,
+        &config.boundaries,
+        e.fluid_density,
+        3,
+        0.3,
+    );
+    Ok((fluid, coupled))
+}
+
+/// Runs the approach (prescribed), the release at gap R and the rebounds.
+pub fn run(case: GondretCase) -> Result<GondretResult, String> {
+    let e = case.experiment();
+    let radius = 0.5 * e.diameter;
+    let (mut fluid, mut coupled) = setup(case)?;
+    let clock = std::time::Instant::now();
+    let mut history = Vec::new();
+    let mut release: Option<(f64, f64)> = None;
+    let mut end_time = f64::INFINITY;
+    while fluid.state.time < end_time {
+        let time = fluid.state.time;
+        if release.is_none() {
+            // The velocity of the step, at its middle.
+            let u = case.approach_velocity(time + 0.5 * case.dt);
+            coupled.dem.particles.velocity[0] = Vec3::new(0.0, u, 0.0);
+        }
+        fluid.step_with(&mut coupled).map_err(|e| e.to_string())?;
+        if let Some(error) = coupled.error.take() {
+            return Err(error.to_string());
+        }
+        let p = &coupled.dem.particles;
+        let gap = p.position[0].y - radius;
+        history.push((fluid.state.time, gap / e.diameter, p.velocity[0].y));
+        if release.is_none() && gap <= radius {
+            release = Some((fluid.state.time, -p.velocity[0].y));
+            coupled.dem.particles.fixed[0] = false;
+            end_time = fluid.state.time + radius / e.impact_velocity + case.after_contact;
+        }
+        if history.len() > 10_000_000 {
+            return Err("the sphere never reached the wall".into());
+        }
+    }
+    let (release_time, release_speed) = release.ok_or("the sphere never reached gap R")?;
+    let first_contact = history.iter().find(|h| h.1 <= 0.0).map(|h| h.0);
+    let mut peaks = Vec::new();
+    if let Some(t0) = first_contact {
+        // Local maxima of the gap in flight (above the contact) after the first contact.
+        let after: Vec<&(f64, f64, f64)> = history.iter().filter(|h| h.0 > t0).collect();
+        for w in after.windows(3) {
+            if w[1].1 > 0.0 && w[1].1 >= w[0].1 && w[1].1 > w[2].1 {
+                peaks.push((w[1].0 - t0, w[1].1 * e.diameter));
+            }
+        }
+    }
+    Ok(GondretResult {
+        history,
+        release_time,
+        release_speed,
+        first_contact,
+        peaks,
+        cells: case.cells(),
+        seconds: clock.elapsed().as_secs_f64(),
+    })
+}
