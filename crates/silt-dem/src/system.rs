@@ -496,18 +496,31 @@ impl DemSystem {
     /// touches nothing. The enduring-contact rule (seed eq. 22) compares it with St_crit.
     pub fn contact_stokes_numbers(&self, fluid_density: f64, kinematic_viscosity: f64) -> Vec<f64> {
         let p = &self.particles;
-        let n = p.len();
-        let stokes = |i: usize, impact_speed: f64| {
+        self.largest_over_contacts(|i, state| {
             let density = self.densities[p.material[i]];
-            density * 2.0 * p.radius[i] * impact_speed.abs()
+            density * 2.0 * p.radius[i] * state.impact_speed.abs()
                 / (9.0 * fluid_density * kinematic_viscosity)
-        };
+        })
+    }
+
+    /// For each particle, whether it touches a wall or another sphere now.
+    pub fn touching(&self) -> Vec<bool> {
+        self.largest_over_contacts(|_, _| 1.0)
+            .into_iter()
+            .map(|v| v > 0.0)
+            .collect()
+    }
+
+    /// For each particle, the largest `value(particle, contact)` over its contacts touching now (spheres
+    /// and walls); 0 when it touches nothing.
+    fn largest_over_contacts(&self, value: impl Fn(usize, &ContactState) -> f64) -> Vec<f64> {
+        let n = self.particles.len();
         let mut largest = vec![0.0f64; n];
         let list = &self.neighbors;
         for (pair, state) in list.state.iter().enumerate() {
             if state.touching {
                 for i in [list.first[pair] as usize, list.second[pair] as usize] {
-                    largest[i] = largest[i].max(stokes(i, state.impact_speed));
+                    largest[i] = largest[i].max(value(i, state));
                 }
             }
         }
@@ -515,7 +528,7 @@ impl DemSystem {
         for (i, states) in self.wall_states.chunks(slots).enumerate().take(n) {
             for state in states.iter().take(self.walls.len()) {
                 if state.touching {
-                    largest[i] = largest[i].max(stokes(i, state.impact_speed));
+                    largest[i] = largest[i].max(value(i, state));
                 }
             }
         }
@@ -970,6 +983,7 @@ mod tests {
         assert!((st[1] / expected(1.0) - 1.0).abs() < 1e-2, "{st:?}");
         assert_eq!(st[1], st[2]);
         assert_eq!(st[3], 0.0);
+        assert_eq!(system.touching(), [true, true, true, false]);
     }
 
     /// A small velocity-Verlet system: `count` spheres of radius 0.5 on a line along x, with gaps `gap`

@@ -30,6 +30,19 @@ use silt_fluid::grid::{Field, Grid, Unknowns};
 use silt_fluid::solver::StageForcing;
 use std::f64::consts::PI;
 
+/// Whether the hydrodynamic loads act on a particle while it touches a wall or another sphere.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ContactHydrodynamics {
+    /// The seed's rule (eq. 22): off during a contact whose Stokes number exceeds St_crit (wet runs with
+    /// `EnduringContact::Stokes`), on otherwise.
+    #[default]
+    Seed,
+    /// Always on ("wet contact" of the seed's Fig. 9).
+    Wet,
+    /// Always off during contact ("dry contact" of the seed's Fig. 9).
+    Dry,
+}
+
 /// Spheres of a [`DemSystem`] resolved on the fluid grid.
 pub struct CoupledParticles {
     pub dem: DemSystem,
@@ -44,6 +57,8 @@ pub struct CoupledParticles {
     pub error: Option<StepError>,
     /// Particles whose hydrodynamic loads were left out in the last stage (seed eq. 22).
     pub dry_contacts: usize,
+    /// The rule for the hydrodynamic loads during contact (the seed's by default).
+    pub in_contact: ContactHydrodynamics,
     /// Seconds spent so far in the forcing (with the inner-fluid integrals) and in the particles'
     /// sub-steps (the collision model).
     pub forcing_seconds: f64,
@@ -69,8 +84,37 @@ impl CoupledParticles {
             inner: None,
             error: None,
             dry_contacts: 0,
+            in_contact: ContactHydrodynamics::Seed,
             forcing_seconds: 0.0,
             particle_seconds: 0.0,
+        }
+    }
+}
+
+impl CoupledParticles {
+    /// For each particle, whether its hydrodynamic loads are left out in this stage (see
+    /// [`ContactHydrodynamics`]), judged with the contacts as they are at the start of the stage.
+    fn dry_during_contact(&self) -> Vec<bool> {
+        let n = self.dem.particles.len();
+        let stokes = |fluid_density, kinematic_viscosity| {
+            self.dem
+                .contact_stokes_numbers(fluid_density, kinematic_viscosity)
+        };
+        match (self.in_contact, self.dem.model.enduring) {
+            (ContactHydrodynamics::Wet, _) => vec![false; n],
+            (ContactHydrodynamics::Dry, _) => self.dem.touching(),
+            (
+                ContactHydrodynamics::Seed,
+                EnduringContact::Stokes {
+                    st_crit,
+                    fluid_density,
+                    kinematic_viscosity,
+                },
+            ) => stokes(fluid_density, kinematic_viscosity)
+                .into_iter()
+                .map(|st| st > st_crit)
+                .collect(),
+            (ContactHydrodynamics::Seed, EnduringContact::MinimumSpeed(_)) => vec![false; n],
         }
     }
 }
@@ -126,19 +170,7 @@ impl StageForcing for CoupledParticles {
         let rho = self.fluid_density;
         let gravity = self.dem.gravity;
         // Eq. (22): hydrodynamic loads off during contacts above St_crit (wet runs only).
-        let dry = match self.dem.model.enduring {
-            EnduringContact::Stokes {
-                st_crit,
-                fluid_density,
-                kinematic_viscosity,
-            } => self
-                .dem
-                .contact_stokes_numbers(fluid_density, kinematic_viscosity)
-                .into_iter()
-                .map(|st| st > st_crit)
-                .collect(),
-            EnduringContact::MinimumSpeed(_) => vec![false; self.dem.particles.len()],
-        };
+        let dry = self.dry_during_contact();
         self.dry_contacts = dry.iter().filter(|&&d| d).count();
         let p = &self.dem.particles;
         let n = p.len();

@@ -15,7 +15,7 @@ use silt_dem::system::DemSystem;
 use silt_dem::wall::Wall;
 use silt_fluid::boundary::{Boundaries, Boundary};
 use silt_fluid::solver::FluidSolver;
-use silt_ibm::coupling::CoupledParticles;
+use silt_ibm::coupling::{ContactHydrodynamics, CoupledParticles};
 use silt_ibm::Vec3;
 
 /// One experiment: Stokes number, Reynolds number, rho_f (kg/m^3), mu (Pa s), D (m), u_in (m/s), and the
@@ -77,6 +77,16 @@ pub struct GondretCase {
     pub dt: f64,
     /// Particle sub-steps per RK stage ({8, 2, 5} in the seed; {1, 1, 1}: none).
     pub substeps: [u32; 3],
+    /// Speed u_in the prescribed approach tends to (the experiment's, or another for the seed's Fig. 9).
+    pub impact_velocity: f64,
+    /// Rate of the prescribed approach, u = u_in (exp(-ramp_rate t) - 1).
+    pub ramp_rate: f64,
+    /// The sphere is let go when its gap falls to this many diameters (R: 0.5; at contact: 0).
+    pub release_gap: f64,
+    /// Hydrodynamic loads during contact: the seed's rule, or always on ("wet") or off ("dry", Fig. 9).
+    pub in_contact: ContactHydrodynamics,
+    /// Stop at the first rebound peak (or when the sphere nears the upper wall).
+    pub stop_at_first_peak: bool,
 }
 
 impl GondretCase {
@@ -98,7 +108,37 @@ impl GondretCase {
             after_contact: 1.3 * last_peak + 0.01,
             dt: 0.25 * h / e.impact_velocity,
             substeps: [8, 2, 5],
+            impact_velocity: e.impact_velocity,
+            ramp_rate: RAMP_RATE,
+            release_gap: 0.5,
+            in_contact: ContactHydrodynamics::Seed,
+            stop_at_first_peak: false,
         }
+    }
+
+    /// The seed's Fig. 9: the St = 27 set-up with the sphere driven at the wall until it touches it, at the
+    /// impact Stokes number `stokes` (set by the impact speed u_in = 0.518 St / 27 m/s; the ramp scaled
+    /// with it, so that the approach is the same in units of D and D / u_in), with the hydrodynamic loads
+    /// during contact on ("wet") or off ("dry"). The run ends at the first rebound peak.
+    pub fn wall_collision(stokes: f64, d_over_h: f64, in_contact: ContactHydrodynamics) -> Self {
+        let mut case = GondretCase::standard(0, d_over_h);
+        let e = case.experiment();
+        let speed = e.impact_velocity * stokes / e.stokes;
+        case.impact_velocity = speed;
+        case.ramp_rate = RAMP_RATE * speed / e.impact_velocity;
+        case.dt = 0.25 * case.spacing() / speed;
+        case.release_gap = 0.0;
+        case.in_contact = in_contact;
+        case.headroom = 6.0;
+        case.after_contact = 0.1 * e.impact_velocity / speed + 0.02;
+        case.stop_at_first_peak = true;
+        case
+    }
+
+    /// Impact Stokes number St = rho_p u_in D / (9 rho_f nu).
+    pub fn stokes(&self) -> f64 {
+        let e = self.experiment();
+        PARTICLE_DENSITY * self.impact_velocity * e.diameter / (9.0 * e.viscosity)
     }
 
     pub fn experiment(&self) -> Experiment {
@@ -118,7 +158,7 @@ impl GondretCase {
 
     /// Prescribed velocity (along y) at time t.
     pub fn approach_velocity(&self, t: f64) -> f64 {
-        self.experiment().impact_velocity * ((-RAMP_RATE * t).exp() - 1.0)
+        self.impact_velocity * ((-self.ramp_rate * t).exp() - 1.0)
     }
 }
 
@@ -132,6 +172,11 @@ pub struct GondretResult {
     pub first_contact: Option<f64>,
     /// Rebound peaks after the first contact: (time after it in s, gap in m), in order.
     pub peaks: Vec<(f64, f64)>,
+    /// Speed towards the wall at the first contact (the last step before it), m/s.
+    pub contact_speed: f64,
+    /// Largest speed away from the wall after the first contact, m/s; over the contact speed it is the
+    /// effective restitution coefficient.
+    pub rebound_speed: f64,
     pub cells: [usize; 3],
     pub seconds: f64,
 }
@@ -188,7 +233,7 @@ pub fn setup(case: GondretCase) -> Result<(FluidSolver, CoupledParticles), Strin
         case.dt,
         0.1 * radius,
     );
-    let coupled = CoupledParticles::new(
+    let mut coupled = CoupledParticles::new(
         dem,
         config.grid,
         &config.boundaries,
@@ -196,6 +241,7 @@ pub fn setup(case: GondretCase) -> Result<(FluidSolver, CoupledParticles), Strin
         3,
         0.3,
     );
+    coupled.in_contact = case.in_contact;
     Ok((fluid, coupled))
 }
 
@@ -221,18 +267,36 @@ pub fn run(case: GondretCase) -> Result<GondretResult, String> {
         }
         let p = &coupled.dem.particles;
         let gap = p.position[0].y - radius;
-        history.push((fluid.state.time, gap / e.diameter, p.velocity[0].y));
-        if release.is_none() && gap <= radius {
-            release = Some((fluid.state.time, -p.velocity[0].y));
+        let velocity = p.velocity[0].y;
+        history.push((fluid.state.time, gap / e.diameter, velocity));
+        if release.is_none() && gap <= case.release_gap * e.diameter {
+            release = Some((fluid.state.time, -velocity));
             coupled.dem.particles.fixed[0] = false;
-            end_time = fluid.state.time + radius / e.impact_velocity + case.after_contact;
+            end_time = fluid.state.time
+                + case.release_gap * e.diameter / case.impact_velocity
+                + case.after_contact;
+        }
+        if case.stop_at_first_peak {
+            let touched = history.iter().any(|h| h.1 <= 0.0);
+            let ceiling = (case.cells()[1] as f64 * case.spacing() - 1.5 * e.diameter) / e.diameter;
+            let falling_again = touched
+                && velocity < 0.0
+                && history.iter().rev().nth(1).is_some_and(|h| h.2 >= 0.0);
+            if falling_again || gap / e.diameter > ceiling {
+                break;
+            }
         }
         if history.len() > 10_000_000 {
             return Err("the sphere never reached the wall".into());
         }
     }
     let (release_time, release_speed) = release.ok_or("the sphere never reached gap R")?;
-    let first_contact = history.iter().find(|h| h.1 <= 0.0).map(|h| h.0);
+    let contact_step = history.iter().position(|h| h.1 <= 0.0);
+    let first_contact = contact_step.map(|k| history[k].0);
+    let contact_speed = contact_step.map_or(0.0, |k| -history[k.saturating_sub(1)].2);
+    let rebound_speed = contact_step.map_or(0.0, |k| {
+        history[k..].iter().map(|h| h.2).fold(0.0, f64::max)
+    });
     let mut peaks = Vec::new();
     if let Some(t0) = first_contact {
         // Local maxima of the gap in flight (above the contact) after the first contact.
@@ -242,6 +306,14 @@ pub fn run(case: GondretCase) -> Result<GondretResult, String> {
                 peaks.push((w[1].0 - t0, w[1].1 * e.diameter));
             }
         }
+        // A run stopped at its first peak ends on it or just past it.
+        if case.stop_at_first_peak && peaks.is_empty() {
+            if let Some(top) = after.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+                if top.1 > 0.0 {
+                    peaks.push((top.0 - t0, top.1 * e.diameter));
+                }
+            }
+        }
     }
     Ok(GondretResult {
         history,
@@ -249,6 +321,8 @@ pub fn run(case: GondretCase) -> Result<GondretResult, String> {
         release_speed,
         first_contact,
         peaks,
+        contact_speed,
+        rebound_speed,
         cells: case.cells(),
         seconds: clock.elapsed().as_secs_f64(),
     })

@@ -7,6 +7,7 @@ pub mod bench_fluid;
 pub mod bench_ibm;
 pub mod cavity;
 pub mod channel;
+pub mod couette_sphere;
 pub mod gondret;
 pub mod normal_collision;
 pub mod oblique_collision;

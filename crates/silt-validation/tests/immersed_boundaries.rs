@@ -160,3 +160,40 @@ fn gondret_st27_rebounds_to_the_experiments_height() {
         r.peaks
     );
 }
+
+/// The seed's Fig. 9 at St = 27, scaled down to D/h = 6 (validation/wall-collisions/): driven into the wall
+/// until it touches it, the sphere rebounds with e_dry (within 2 %) when the fluid forces are off during
+/// the contact, and with less when they are on.
+#[test]
+fn wet_contact_rebounds_less_than_dry_contact() {
+    use silt_ibm::coupling::ContactHydrodynamics;
+    use silt_validation::gondret::{self, GondretCase};
+    let restitution = |mode| {
+        let r = gondret::run(GondretCase::wall_collision(27.0, 6.0, mode)).unwrap();
+        r.rebound_speed / r.contact_speed
+    };
+    let dry = restitution(ContactHydrodynamics::Dry);
+    let wet = restitution(ContactHydrodynamics::Wet);
+    assert!(
+        (dry / gondret::E_DRY - 1.0).abs() <= 0.02,
+        "dry e_eff {dry}"
+    );
+    assert!(wet < dry, "wet e_eff {wet}, dry {dry}");
+}
+
+/// The seed's Fig. 11 scaled down to D/h = 6 (validation/couette-sphere/): a sphere on the bottom wall of a
+/// Couette flow rolls without slip (within 2 %) at Re_H = 50 and slides at Re_H = 10.
+#[test]
+fn sphere_in_couette_flow_rolls_at_re_50_and_slides_at_re_10() {
+    use silt_validation::couette_sphere::{self, CouetteCase};
+    let run = |reynolds| {
+        let mut case = CouetteCase::standard(reynolds, 6.0);
+        case.duration = 4.0;
+        couette_sphere::run(case).unwrap()
+    };
+    let rolling = run(50.0);
+    assert!(rolling.velocity > 0.01, "{rolling:?}");
+    assert!(rolling.slip.abs() <= 0.02, "Re 50: slip {}", rolling.slip);
+    let sliding = run(10.0);
+    assert!(sliding.slip > 0.02, "Re 10: slip {}", sliding.slip);
+}
