@@ -68,7 +68,9 @@ pub struct GondretCase {
     pub width: f64,
     /// Gap between the sphere and the wall at the start, in diameters.
     pub start_gap: f64,
-    /// The start position is shifted down by this fraction of a cell (the seed's Fig. 5 study).
+    /// The start position is shifted down by this fraction of a cell from the one whose steps land on the
+    /// release gap: the release, at the first step ending at or below it, falls at another point of a step
+    /// (the seed's Fig. 5 study).
     pub start_shift: f64,
     /// Distance from the sphere's top at the start to the upper wall, in diameters.
     pub headroom: f64,
@@ -166,7 +168,8 @@ impl GondretCase {
 pub struct GondretResult {
     /// (t in s, gap over D, u_y in m/s) every step.
     pub history: Vec<(f64, f64, f64)>,
-    /// When the prescribed motion ended (gap = R), and the speed then.
+    /// When the prescribed motion ended (at the start of the step that reaches the release gap), and the
+    /// speed then.
     pub release_time: f64,
     pub release_speed: f64,
     pub first_contact: Option<f64>,
@@ -174,11 +177,36 @@ pub struct GondretResult {
     pub peaks: Vec<(f64, f64)>,
     /// Speed towards the wall at the first contact (the last step before it), m/s.
     pub contact_speed: f64,
-    /// Largest speed away from the wall after the first contact, m/s; over the contact speed it is the
-    /// effective restitution coefficient.
+    /// Largest speed away from the wall after the first contact (in contact or not), m/s.
     pub rebound_speed: f64,
+    /// Speed away from the wall when the sphere leaves the wall after the first contact (at the first step
+    /// with a gap again; 0 if it stays), m/s: over the contact speed, the effective restitution.
+    pub separation_speed: f64,
     pub cells: [usize; 3],
     pub seconds: f64,
+}
+
+/// The gap at the start: about `start_gap` D, raised by less than a step's travel so that the prescribed
+/// motion (a displacement dt u(t + dt / 2) per step) ends a step exactly at the release gap. The sphere is let
+/// go there: free when it reaches the wall, without a prescribed step into an overlap, and (released at
+/// contact) without lubrication slowing it before (the seed's Fig. 9). `start_shift` then lowers the start
+/// (see [`setup`]), so that the release falls at another point of a step (the seed's Fig. 5).
+pub fn landing_start_gap(case: GondretCase) -> f64 {
+    let e = case.experiment();
+    let nominal = case.start_gap * e.diameter;
+    let target = case.release_gap * e.diameter;
+    let mut travelled = 0.0;
+    let mut step = 0u64;
+    loop {
+        let t = (step as f64 + 0.5) * case.dt;
+        let next = travelled - case.dt * case.approach_velocity(t);
+        if nominal - next <= target {
+            // Steps 0..=step bring the sphere from target + next to the target.
+            return target + next;
+        }
+        travelled = next;
+        step += 1;
+    }
 }
 
 /// The fluid and the coupled sphere of `case`, at rest at the start.
@@ -205,7 +233,7 @@ pub fn setup(case: GondretCase) -> Result<(FluidSolver, CoupledParticles), Strin
     let lengths = cells.map(|n| n as f64 * h);
     let start = Vec3::new(
         0.5 * lengths[0],
-        (case.start_gap + 0.5) * e.diameter - case.start_shift * h,
+        radius + landing_start_gap(case) - case.start_shift * h,
         0.5 * lengths[2],
     );
     let mut particles = Particles::default();
@@ -269,7 +297,8 @@ pub fn run(case: GondretCase) -> Result<GondretResult, String> {
         let gap = p.position[0].y - radius;
         let velocity = p.velocity[0].y;
         history.push((fluid.state.time, gap / e.diameter, velocity));
-        if release.is_none() && gap <= case.release_gap * e.diameter {
+        // The start height makes a step end exactly at the release gap (to round-off).
+        if release.is_none() && gap <= (case.release_gap + 1e-9) * e.diameter {
             release = Some((fluid.state.time, -velocity));
             coupled.dem.particles.fixed[0] = false;
             end_time = fluid.state.time
@@ -297,6 +326,9 @@ pub fn run(case: GondretCase) -> Result<GondretResult, String> {
     let rebound_speed = contact_step.map_or(0.0, |k| {
         history[k..].iter().map(|h| h.2).fold(0.0, f64::max)
     });
+    let separation_speed = contact_step
+        .and_then(|k| history[k..].iter().find(|h| h.1 > 0.0))
+        .map_or(0.0, |h| h.2.max(0.0));
     let mut peaks = Vec::new();
     if let Some(t0) = first_contact {
         // Local maxima of the gap in flight (above the contact) after the first contact.
@@ -323,6 +355,7 @@ pub fn run(case: GondretCase) -> Result<GondretResult, String> {
         peaks,
         contact_speed,
         rebound_speed,
+        separation_speed,
         cells: case.cells(),
         seconds: clock.elapsed().as_secs_f64(),
     })
