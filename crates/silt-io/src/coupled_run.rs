@@ -16,6 +16,7 @@
 //! round(interval / dt) steps, a checkpoint every round(checkpoint_interval / dt), both at the last step.
 
 use crate::atomic::write_atomic;
+use crate::checkpoint::read_checkpoint;
 use crate::coupled_scene::CoupledScene;
 use crate::csv_series::{format_f64, CsvSeries};
 use crate::fluid_run::write_fluid_image;
@@ -171,36 +172,13 @@ impl CoupledSimulation {
         out_dir: &Path,
     ) -> Result<CoupledSimulation, CoupledRunError> {
         let path = out_dir.join("checkpoint.bin");
-        let bytes = std::fs::read(&path).map_err(|e| {
-            CoupledRunError::Checkpoint(format!(
-                "{}: cannot read the checkpoint ({e}); run without --resume first",
-                path.display()
-            ))
-        })?;
-        let not_ours = |detail: String| {
-            CoupledRunError::Checkpoint(format!(
-                "{}: not a Silt coupled checkpoint ({detail})",
-                path.display()
-            ))
-        };
-        let file: CheckpointFile =
-            bincode::deserialize(&bytes).map_err(|e| not_ours(e.to_string()))?;
-        if file.kind != CHECKPOINT_KIND {
-            return Err(not_ours(format!("kind {:?}", file.kind)));
-        }
-        if file.format != CHECKPOINT_FORMAT {
-            return Err(CoupledRunError::Checkpoint(format!(
-                "{}: checkpoint format {} is not supported",
-                path.display(),
-                file.format
-            )));
-        }
-        if file.scene_fingerprint != fingerprint(scene_text) {
-            return Err(CoupledRunError::Checkpoint(format!(
-                "{}: the checkpoint was written for a different scene file; resume with the same scene",
-                path.display()
-            )));
-        }
+        let file: CheckpointFile = read_checkpoint(
+            &path,
+            ("coupled", CHECKPOINT_KIND, CHECKPOINT_FORMAT),
+            scene_text,
+            |f: &CheckpointFile| (f.format, f.kind.clone(), f.scene_fingerprint),
+        )
+        .map_err(CoupledRunError::Checkpoint)?;
         let corrupt = |m: String| CoupledRunError::Checkpoint(format!("{}: {m}", path.display()));
         fluid.restore(file.fluid).map_err(corrupt)?;
         coupled.dem.restore(file.particles).map_err(corrupt)?;

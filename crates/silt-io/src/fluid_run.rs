@@ -15,6 +15,7 @@
 //! two legs takes the same steps as a run in one.
 
 use crate::atomic::write_atomic;
+use crate::checkpoint::read_checkpoint;
 use crate::csv_series::{format_f64, CsvSeries};
 use crate::fluid_scene::{FluidOutput, FluidScene, AXIS_NAMES, FACE_NAMES};
 use crate::pvd::PvdSeries;
@@ -186,36 +187,13 @@ impl FluidSimulation {
         out_dir: &Path,
     ) -> Result<FluidSimulation, FluidRunError> {
         let path = out_dir.join("checkpoint.bin");
-        let bytes = std::fs::read(&path).map_err(|e| {
-            FluidRunError::Checkpoint(format!(
-                "{}: cannot read the checkpoint ({e}); run without --resume first",
-                path.display()
-            ))
-        })?;
-        let not_ours = |detail: String| {
-            FluidRunError::Checkpoint(format!(
-                "{}: not a Silt fluid checkpoint ({detail})",
-                path.display()
-            ))
-        };
-        let file: CheckpointFile =
-            bincode::deserialize(&bytes).map_err(|e| not_ours(e.to_string()))?;
-        if file.kind != CHECKPOINT_KIND {
-            return Err(not_ours(format!("kind {:?}", file.kind)));
-        }
-        if file.format != CHECKPOINT_FORMAT {
-            return Err(FluidRunError::Checkpoint(format!(
-                "{}: checkpoint format {} is not supported",
-                path.display(),
-                file.format
-            )));
-        }
-        if file.scene_fingerprint != fingerprint(scene_text) {
-            return Err(FluidRunError::Checkpoint(format!(
-                "{}: the checkpoint was written for a different scene file; resume with the same scene",
-                path.display()
-            )));
-        }
+        let file: CheckpointFile = read_checkpoint(
+            &path,
+            ("fluid", CHECKPOINT_KIND, CHECKPOINT_FORMAT),
+            scene_text,
+            |f: &CheckpointFile| (f.format, f.kind.clone(), f.scene_fingerprint),
+        )
+        .map_err(FluidRunError::Checkpoint)?;
         solver
             .restore(file.state)
             .map_err(|m| FluidRunError::Checkpoint(format!("{}: {m}", path.display())))?;

@@ -2,6 +2,7 @@
 //! series and checkpoints. Every file is written whole or not at all.
 
 pub mod atomic;
+mod checkpoint;
 pub mod coupled_run;
 pub mod coupled_scene;
 pub mod csv_series;
