@@ -155,11 +155,12 @@ impl StageForcing for CoupledParticles {
         // 2. Momentum of the forced fluid inside each sphere, and its rate of change over the stage.
         let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
         let layout = &self.forcing.layout;
+        let forced = std::array::from_fn(|c| self.forcing.forced_velocity(c));
         let inner: Vec<(Vec3, Vec3)> = self
             .forcing
             .spheres
             .par_iter()
-            .map(|s| inner_momentum(layout, s.centre, s.radius, velocity, delta))
+            .map(|s| inner_momentum(layout, s.centre, s.radius, forced))
             .collect();
         let previous = self.inner.replace(inner.clone());
 
@@ -202,63 +203,76 @@ impl StageForcing for CoupledParticles {
 }
 
 /// int u dV and int (x - centre) x u dV over the sphere, per unit density, from the forced velocity
-/// u + delta at the velocity points of each component, weighted by the solid fraction of the cell-sized
-/// control volume around each point (Kempe & Froehlich 2012).
+/// (`forced[c]`: component c at its unknowns, compact order) at the velocity points of each component,
+/// weighted by the solid fraction of the cell-sized control volume around each point (Kempe & Froehlich
+/// 2012). Only control volumes within half a diagonal (0.87 h) of the surface are cut by it: the others
+/// are wholly inside (fraction 1) or outside (0), which the squared distance tells without a root.
 fn inner_momentum(
     layout: &GridLayout,
     centre: Vec3,
     radius: f64,
-    velocity: &[Field; 3],
-    delta: &[Vec<f64>; 3],
+    forced: [&[f64]; 3],
 ) -> (Vec3, Vec3) {
     let h = layout.grid.spacing;
     let h3 = h * h * h;
+    let half_diagonal = 0.5 * 3f64.sqrt() * h;
+    let outside = (radius + half_diagonal).powi(2);
+    let inside = (radius - half_diagonal).max(0.0).powi(2);
     let (mut momentum, mut angular) = (Vec3::ZERO, Vec3::ZERO);
     for c in 0..3 {
-        // Grid coordinates of the sphere's bounding box for component c.
-        let mut range = [(0isize, 0isize); 3];
-        for a in 0..3 {
+        let Unknowns { start, shape } = layout.unknowns[c];
+        let strides = [1, shape[0], shape[0] * shape[1]];
+        // Along each axis, the points of component c that can hold solid: their offset from the centre
+        // and their offset in the compact array (wrapped on periodic axes; None outside the unknowns
+        // along a bounded axis).
+        let axis_points: [Vec<(f64, Option<usize>)>; 3] = std::array::from_fn(|a| {
             let half = if a == c { 0.0 } else { 0.5 };
             let s = |x: f64| (x - layout.grid.origin[a]) / h + half;
-            range[a] = (
-                (s(centre[a] - radius) - 1.0).floor() as isize,
-                (s(centre[a] + radius) + 1.0).ceil() as isize,
+            let reach = radius + half_diagonal;
+            let (low, high) = (
+                s(centre[a] - reach).floor() as isize,
+                s(centre[a] + reach).ceil() as isize,
             );
-        }
-        for k in range[2].0..=range[2].1 {
-            for j in range[1].0..=range[1].1 {
-                for i in range[0].0..=range[0].1 {
-                    let index = [i, j, k];
-                    // The point's position (unwrapped) and its unknown (wrapped on periodic axes).
-                    let mut point = Vec3::ZERO;
-                    let mut wrapped = [0usize; 3];
-                    let mut inside_grid = true;
-                    for a in 0..3 {
-                        let half = if a == c { 0.0 } else { 0.5 };
-                        point[a] = layout.grid.origin[a] + (index[a] as f64 - half) * h;
-                        match layout.unknown_index(c, a, index[a]) {
-                            Some(i) => wrapped[a] = i,
-                            None => inside_grid = false,
-                        }
-                    }
-                    if !inside_grid {
+            (low..=high)
+                .map(|i| {
+                    let x = layout.grid.origin[a] + (i as f64 - half) * h;
+                    let offset = layout
+                        .unknown_index(c, a, i)
+                        .map(|wrapped| (wrapped - start[a]) * strides[a]);
+                    (x - centre[a], offset)
+                })
+                .collect()
+        });
+        // sum of u dV over the points and sum of (x - centre) u dV: the angular momentum of the
+        // component is (sum of (x - centre) u dV) x e_c.
+        let (mut total, mut moment) = (0.0, Vec3::ZERO);
+        for &(dz, kz) in &axis_points[2] {
+            let Some(kz) = kz else { continue };
+            for &(dy, ky) in &axis_points[1] {
+                let Some(ky) = ky else { continue };
+                let row = dy * dy + dz * dz;
+                if row >= outside {
+                    continue;
+                }
+                for &(dx, kx) in &axis_points[0] {
+                    let Some(kx) = kx else { continue };
+                    let distance_squared = dx * dx + row;
+                    let fraction = if distance_squared >= outside {
                         continue;
-                    }
-                    let fraction = cell_fraction(point - Vec3::splat(0.5 * h), h, centre, radius);
-                    if fraction == 0.0 {
-                        continue;
-                    }
-                    let field_index = layout.field_index(wrapped);
-                    let compact = layout.compact_index(c, wrapped);
-                    let u = velocity[c].data[field_index] + delta[c][compact];
-                    let weight = fraction * h3 * u;
-                    momentum[c] += weight;
-                    let mut unit = Vec3::ZERO;
-                    unit[c] = weight;
-                    angular += (point - centre).cross(unit);
+                    } else if distance_squared <= inside {
+                        1.0
+                    } else {
+                        let point = centre + Vec3::new(dx, dy, dz);
+                        cell_fraction(point - Vec3::splat(0.5 * h), h, centre, radius)
+                    };
+                    let weight = fraction * h3 * forced[c][kx + ky + kz];
+                    total += weight;
+                    moment += weight * Vec3::new(dx, dy, dz);
                 }
             }
         }
+        momentum[c] = total;
+        angular += moment.cross(Vec3::AXES[c]);
     }
     (momentum, angular)
 }

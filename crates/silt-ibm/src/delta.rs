@@ -17,13 +17,37 @@ pub fn roma(r: f64) -> f64 {
 }
 
 /// The grid points within the support of a point at grid coordinate `s` (in cell sizes, along one axis,
-/// in the numbering of the grid points) and their weights: points n - 1, n, n + 1 with n = round(s), which
-/// hold every point with |s - i| < 3/2.
+/// in the numbering of the grid points) and their weights: points n - 1, n, n + 1 with n the nearest
+/// integer to s, which hold every point with |s - i| < 3/2. With r = s - n in [-1/2, 1/2] and
+/// q = sqrt(1 - 3 r^2), the weights phi(r + 1), phi(r), phi(r - 1) of [`roma`] are (2 - 3 r - q) / 6,
+/// (1 + q) / 3 and (2 + 3 r - q) / 6: one square root and no branch.
 #[inline]
 pub fn support(s: f64) -> (isize, [f64; 3]) {
-    let n = s.round();
-    let r = s - n;
-    (n as isize - 1, [roma(r + 1.0), roma(r), roma(r - 1.0)])
+    let n = nearest_integer(s);
+    let r = s - n as f64;
+    let q = (1.0 - 3.0 * r * r).max(0.0).sqrt();
+    const SIXTH: f64 = 1.0 / 6.0;
+    (
+        n - 1,
+        [
+            (2.0 - 3.0 * r - q) * SIXTH,
+            (2.0 + 2.0 * q) * SIXTH,
+            (2.0 + 3.0 * r - q) * SIXTH,
+        ],
+    )
+}
+
+/// floor(s + 1/2) for the grid coordinates of markers (finite, far inside the isize range), without
+/// the library call that `f64::round` is on the baseline x86-64 target.
+#[inline]
+fn nearest_integer(s: f64) -> isize {
+    let t = s + 0.5;
+    let n = t as isize;
+    if (n as f64) > t {
+        n - 1
+    } else {
+        n
+    }
 }
 
 #[cfg(test)]
@@ -51,6 +75,20 @@ mod tests {
             // No weight outside the three points.
             for i in [first - 1, first + 3] {
                 assert_eq!(roma(s - i as f64), 0.0);
+            }
+        }
+    }
+
+    /// The one-root weights of `support` are phi of `roma` at the three points.
+    #[test]
+    fn support_weights_are_the_kernel() {
+        for step in 0..=4000 {
+            let s = -7.0 + 0.0035 * step as f64;
+            let (first, w) = support(s);
+            assert!((s - (first + 1) as f64).abs() <= 0.5, "{s}");
+            for m in 0..3 {
+                let exact = roma(s - (first + m as isize) as f64);
+                assert!((w[m] - exact).abs() < 1e-15, "{s}: {} vs {exact}", w[m]);
             }
         }
     }

@@ -18,11 +18,12 @@ pub struct GridLayout {
     pub dims: [usize; 3],
 }
 
-/// The support of one marker for one velocity component: the three points along each axis (indices of
-/// the field, ghosts included, each an unknown of the component) and their weights phi.
+/// The support of one marker for one velocity component: for each axis the three points' offsets in the
+/// compact array of the component's unknowns (index along the axis times the axis's stride) and their
+/// weights phi. The point (mx, my, mz) lies at `offset[0][mx] + offset[1][my] + offset[2][mz]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stencil {
-    pub index: [[usize; 3]; 3],
+    pub offset: [[u32; 3]; 3],
     pub weight: [[f64; 3]; 3],
 }
 
@@ -36,34 +37,53 @@ impl GridLayout {
         }
     }
 
+    /// Largest number of unknowns of a component the 32-bit offsets of a [`Stencil`] address (4 x 10^9
+    /// points, far beyond one machine's memory; supports on larger grids are refused).
+    pub const MAX_UNKNOWNS: usize = u32::MAX as usize;
+
     /// Support of a marker at `x` for component `c`, or `None` where it reaches beyond the unknowns of
     /// the component (across or onto a wall): such a marker is disabled (seed Fig. 2).
     pub fn stencil(&self, c: usize, x: Vec3) -> Option<Stencil> {
+        let Unknowns { start, shape } = self.unknowns[c];
+        if self.unknowns[c].len() > Self::MAX_UNKNOWNS {
+            return None;
+        }
+        let strides = [1, shape[0], shape[0] * shape[1]];
+        let inverse_spacing = 1.0 / self.grid.spacing;
         let mut stencil = Stencil::default();
         for a in 0..3 {
             // Field index i of a point of component c sits at origin + (i - 1/2) h off its own axis and
             // at origin + i h along it (silt_fluid::grid).
             let half = if a == c { 0.0 } else { 0.5 };
-            let s = (x[a] - self.grid.origin[a]) / self.grid.spacing + half;
+            let s = (x[a] - self.grid.origin[a]) * inverse_spacing + half;
             if !s.is_finite() {
                 return None;
             }
             let (first, weight) = support(s);
             for m in 0..3 {
-                stencil.index[a][m] = self.unknown_index(c, a, first + m as isize)?;
+                let index = self.unknown_index(c, a, first + m as isize)?;
+                stencil.offset[a][m] = ((index - start[a]) * strides[a]) as u32;
             }
             stencil.weight[a] = weight;
         }
         Some(stencil)
     }
 
-    /// b - a, along periodic axes the shortest of its images.
+    /// b - a, along periodic axes the shortest of its images (a and b within one period of each other
+    /// or of the domain, as the particles' positions are).
     pub fn separation(&self, a: Vec3, b: Vec3) -> Vec3 {
         let mut d = b - a;
         for axis in 0..3 {
             if self.periodic[axis] {
                 let length = self.grid.cells[axis] as f64 * self.grid.spacing;
-                d[axis] -= length * (d[axis] / length).round();
+                if d[axis] > 0.5 * length {
+                    d[axis] -= length;
+                } else if d[axis] < -0.5 * length {
+                    d[axis] += length;
+                }
+                if d[axis].abs() > 0.5 * length {
+                    d[axis] -= length * (d[axis] / length).round();
+                }
             }
         }
         d
@@ -76,7 +96,18 @@ impl GridLayout {
         let Unknowns { start, shape } = self.unknowns[c];
         let (start, count) = (start[axis] as isize, shape[axis] as isize);
         if self.periodic[axis] {
-            Some(((i - start).rem_euclid(count) + start) as usize)
+            // Supports lie within one period of the domain; wrap by one period, else in general.
+            let j = i - start;
+            let wrapped = if (0..count).contains(&j) {
+                j
+            } else if (0..count).contains(&(j + count)) {
+                j + count
+            } else if (0..count).contains(&(j - count)) {
+                j - count
+            } else {
+                j.rem_euclid(count)
+            };
+            Some((wrapped + start) as usize)
         } else {
             (start..start + count).contains(&i).then_some(i as usize)
         }
@@ -95,23 +126,87 @@ impl GridLayout {
         (i - start[0]) + shape[0] * ((j - start[1]) + shape[1] * (k - start[2]))
     }
 
-    /// sum over the support of w (u + delta) for component c: the velocity u + delta interpolated to a
-    /// marker (u a field with ghosts, delta the compact array of the unknowns).
-    pub fn interpolate(&self, c: usize, stencil: &Stencil, u: &Field, delta: &[f64]) -> f64 {
-        let mut value = 0.0;
-        for (mz, &k) in stencil.index[2].iter().enumerate() {
-            for (my, &j) in stencil.index[1].iter().enumerate() {
-                let wyz = stencil.weight[2][mz] * stencil.weight[1][my];
-                for (mx, &i) in stencil.index[0].iter().enumerate() {
-                    let point = [i, j, k];
-                    let w = wyz * stencil.weight[0][mx];
-                    value +=
-                        w * (u.data[self.field_index(point)] + delta[self.compact_index(c, point)]);
-                }
-            }
-        }
-        value
+    /// `out` = u + delta at the unknowns of component c, in the compact order (u a field with ghosts,
+    /// delta the compact array of the unknowns): the predicted velocity the forcing interpolates.
+    /// Only the z-planes kc with `planes[kc]` are written (the others keep what they held).
+    pub fn add_compact(
+        &self,
+        c: usize,
+        u: &Field,
+        delta: &[f64],
+        planes: &[bool],
+        out: &mut Vec<f64>,
+    ) {
+        out.resize(delta.len(), 0.0);
+        self.for_each_row(c, u, delta, planes, out, |o, v, d| *o = v + d);
     }
+
+    /// delta = forced - u at the unknowns of component c: the increment that carries u to the forced
+    /// velocity.
+    /// Only the z-planes kc with `planes[kc]` are written.
+    pub fn subtract_compact(
+        &self,
+        c: usize,
+        u: &Field,
+        forced: &[f64],
+        planes: &[bool],
+        delta: &mut [f64],
+    ) {
+        self.for_each_row(c, u, forced, planes, delta, |d, v, f| *d = f - v);
+    }
+
+    /// op(out, u, a) at each unknown of component c in the z-planes kc with `planes[kc]` (u in the
+    /// field layout, `a` and `out` compact), row by row, parallel over z-planes.
+    fn for_each_row(
+        &self,
+        c: usize,
+        u: &Field,
+        a: &[f64],
+        planes: &[bool],
+        out: &mut [f64],
+        op: impl Fn(&mut f64, f64, f64) + Sync,
+    ) {
+        let Unknowns { start, shape } = self.unknowns[c];
+        let plane_len = shape[0] * shape[1];
+        out.par_chunks_mut(plane_len)
+            .zip(a.par_chunks(plane_len))
+            .enumerate()
+            .filter(|(kc, _)| planes[*kc])
+            .for_each(|(kc, (out_plane, a_plane))| {
+                for jc in 0..shape[1] {
+                    let row = self.field_index([start[0], start[1] + jc, start[2] + kc]);
+                    let u_row = &u.data[row..row + shape[0]];
+                    let range = jc * shape[0]..(jc + 1) * shape[0];
+                    for ((o, &v), &x) in out_plane[range.clone()]
+                        .iter_mut()
+                        .zip(u_row)
+                        .zip(&a_plane[range])
+                    {
+                        op(o, v, x);
+                    }
+                }
+            });
+    }
+}
+
+/// sum over the support of w v: the compact array `values` of a component's unknowns interpolated to a
+/// marker, summed along x, then y, then z.
+#[inline]
+pub fn interpolate(stencil: &Stencil, values: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for mz in 0..3 {
+        let mut plane = 0.0;
+        for my in 0..3 {
+            let row = (stencil.offset[2][mz] + stencil.offset[1][my]) as usize;
+            let mut line = 0.0;
+            for mx in 0..3 {
+                line += stencil.weight[0][mx] * values[row + stencil.offset[0][mx] as usize];
+            }
+            plane += stencil.weight[1][my] * line;
+        }
+        total += stencil.weight[2][mz] * plane;
+    }
+    total
 }
 
 /// For spreading: the markers whose support touches each z-plane of a component's unknowns, in marker
@@ -126,65 +221,78 @@ pub struct PlaneLists {
 }
 
 impl PlaneLists {
-    /// The lists of component c for the markers' stencils of that component.
-    pub fn new(layout: &GridLayout, c: usize, stencils: &[Stencil]) -> Self {
-        let planes = layout.unknowns[c].shape[2];
-        let z0 = layout.unknowns[c].start[2];
-        let mut plane_start = vec![0; planes + 1];
+    /// Rebuilds the lists of component c for the markers' `stencils` of that component, keeping the
+    /// allocations.
+    pub fn rebuild(&mut self, layout: &GridLayout, c: usize, stencils: &[Stencil]) {
+        let Unknowns { shape, .. } = layout.unknowns[c];
+        let (planes, plane_len) = (shape[2], shape[0] * shape[1]);
+        self.plane_start.clear();
+        self.plane_start.resize(planes + 1, 0);
         for s in stencils {
-            for &k in &s.index[2] {
-                plane_start[k - z0 + 1] += 1;
+            for &offset in &s.offset[2] {
+                self.plane_start[offset as usize / plane_len + 1] += 1;
             }
         }
         for kc in 0..planes {
-            plane_start[kc + 1] += plane_start[kc];
+            self.plane_start[kc + 1] += self.plane_start[kc];
         }
-        let mut fill = plane_start.clone();
-        let mut entries = vec![(0, 0); plane_start[planes]];
+        self.entries.clear();
+        self.entries.resize(self.plane_start[planes], (0, 0));
+        let mut fill = self.plane_start.clone();
         for (l, s) in stencils.iter().enumerate() {
-            for (mz, &k) in s.index[2].iter().enumerate() {
-                let slot = &mut fill[k - z0];
-                entries[*slot] = (l as u32, mz as u8);
+            for (mz, &offset) in s.offset[2].iter().enumerate() {
+                let slot = &mut fill[offset as usize / plane_len];
+                self.entries[*slot] = (l as u32, mz as u8);
                 *slot += 1;
             }
         }
-        PlaneLists {
-            plane_start,
-            entries,
-        }
+    }
+
+    /// The lists of component c for the markers' `stencils` of that component.
+    pub fn new(layout: &GridLayout, c: usize, stencils: &[Stencil]) -> Self {
+        let mut lists = PlaneLists::default();
+        lists.rebuild(layout, c, stencils);
+        lists
     }
 }
 
-/// delta += sum_l value_l w_l(x) at the unknowns of component c (compact array): the spread of the
+/// target += sum_l value_l w_l(x) at the unknowns of component c (compact array): the spread of the
 /// per-marker `values` (already multiplied by whatever factor the caller needs) with the weights of the
-/// markers' `stencils`; parallel over z-planes, each point summing its markers in marker order.
+/// markers' `stencils`; parallel over z-planes, each point summing its markers in list order for any
+/// thread count.
 pub fn spread(
     layout: &GridLayout,
     c: usize,
     stencils: &[Stencil],
     lists: &PlaneLists,
     values: &[f64],
-    delta: &mut [f64],
+    target: &mut [f64],
 ) {
-    let Unknowns { start, shape } = layout.unknowns[c];
+    let Unknowns { shape, .. } = layout.unknowns[c];
     let plane_len = shape[0] * shape[1];
-    delta
+    target
         .par_chunks_mut(plane_len)
         .enumerate()
         .for_each(|(kc, plane)| {
             let entries = &lists.entries[lists.plane_start[kc]..lists.plane_start[kc + 1]];
-            for &(l, mz) in entries {
-                let s = &stencils[l as usize];
-                let value = values[l as usize] * s.weight[2][mz as usize];
-                for (my, &j) in s.index[1].iter().enumerate() {
-                    let row = shape[0] * (j - start[1]);
-                    let wy = value * s.weight[1][my];
-                    for (mx, &i) in s.index[0].iter().enumerate() {
-                        plane[row + i - start[0]] += wy * s.weight[0][mx];
-                    }
-                }
-            }
+            spread_plane(entries, stencils, values, plane);
         });
+}
+
+/// Adds the weighted values of the `entries` to their points of one plane.
+#[inline]
+fn spread_plane(entries: &[(u32, u8)], stencils: &[Stencil], values: &[f64], plane: &mut [f64]) {
+    for &(l, mz) in entries {
+        let s = &stencils[l as usize];
+        let value = values[l as usize] * s.weight[2][mz as usize];
+        for my in 0..3 {
+            let row = s.offset[1][my] as usize;
+            let wy = value * s.weight[1][my];
+            for mx in 0..3 {
+                plane[row + s.offset[0][mx] as usize] += wy * s.weight[0][mx];
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -211,7 +319,9 @@ mod tests {
         let grid = layout.grid;
         for c in 0..3 {
             let mut u = Field::zeros(&grid);
-            let delta = vec![0.0; layout.unknowns[c].len()];
+            let delta = vec![0.01; layout.unknowns[c].len()];
+            let mut predicted = Vec::new();
+            let every_plane = vec![true; layout.unknowns[c].shape[2]];
             let f = |x: [f64; 3]| 0.3 + 0.7 * x[0] - 0.2 * x[1] + 0.45 * x[2];
             for k in 0..u.dims[2] {
                 for j in 0..u.dims[1] {
@@ -224,15 +334,17 @@ mod tests {
             // Away from the seam: exact for a linear field.
             let x = Vec3::new(0.37, 1.61, 4.02);
             let s = layout.stencil(c, x).unwrap();
-            let value = layout.interpolate(c, &s, &u, &delta);
+            layout.add_compact(c, &u, &delta, &every_plane, &mut predicted);
+            let value = interpolate(&s, &predicted);
             assert!(
-                (value - f(x.to_array())).abs() < 1e-13,
+                (value - 0.01 - f(x.to_array())).abs() < 1e-13,
                 "component {c}: {value}"
             );
             // Constant field: 1 everywhere, also across the seam.
             u.data.iter_mut().for_each(|v| *v = 1.0);
+            layout.add_compact(c, &u, &delta, &every_plane, &mut predicted);
             let s = layout.stencil(c, Vec3::new(-0.98, 0.02, 2.1)).unwrap();
-            assert!((layout.interpolate(c, &s, &u, &delta) - 1.0).abs() < 1e-14);
+            assert!((interpolate(&s, &predicted) - 1.01).abs() < 1e-14);
         }
     }
 
@@ -242,7 +354,6 @@ mod tests {
     fn spreading_conserves_and_is_adjoint_to_interpolation() {
         let boundaries = Boundaries::channel(1);
         let layout = layout([8, 9, 7], &boundaries);
-        let grid = layout.grid;
         let markers: Vec<Vec3> = crate::markers::fibonacci_sphere(60)
             .into_iter()
             .map(|d| Vec3::new(1.0, 2.2, 3.7) + 1.1 * d)
@@ -266,11 +377,10 @@ mod tests {
                 .map(|x| (x as f64 * 0.11).cos())
                 .collect();
             let lhs: f64 = g.iter().zip(&spread_field).map(|(a, b)| a * b).sum();
-            let zero = Field::zeros(&grid);
             let rhs: f64 = stencils
                 .iter()
                 .zip(&values)
-                .map(|(s, v)| v * layout.interpolate(c, s, &zero, &g))
+                .map(|(s, v)| v * interpolate(s, &g))
                 .sum();
             assert!((lhs - rhs).abs() < 1e-12, "component {c}: {lhs} vs {rhs}");
         }

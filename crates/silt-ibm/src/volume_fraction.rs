@@ -24,14 +24,22 @@ pub fn cell_fraction(low: Vec3, h: f64, centre: Vec3, radius: f64) -> f64 {
     if d <= -half_diagonal {
         return 1.0;
     }
-    let (mut inside, mut total) = (0.0, 0.0);
-    for corner in 0..8 {
+    corner_fraction(std::array::from_fn(|corner| {
         let offset = Vec3::new(
             (corner & 1) as f64,
             ((corner >> 1) & 1) as f64,
             ((corner >> 2) & 1) as f64,
         );
-        let phi = sphere_distance(low + h * offset, centre, radius);
+        sphere_distance(low + h * offset, centre, radius)
+    }))
+}
+
+/// Kempe & Froehlich (2012) eq. 31: the fraction of a cell inside, from the signed distances `phi` at
+/// its eight corners, sum_m -phi_m H(-phi_m) / sum_m |phi_m|.
+#[inline]
+pub fn corner_fraction(phi: [f64; 8]) -> f64 {
+    let (mut inside, mut total) = (0.0, 0.0);
+    for phi in phi {
         if phi < 0.0 {
             inside -= phi;
         }

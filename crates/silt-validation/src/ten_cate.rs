@@ -23,6 +23,14 @@ pub const CASES: [(&str, f64, f64, f64, f64); 4] = [
     ("E3", 962.0, 0.113, 11.6, 0.091),
     ("E4", 960.0, 0.058, 31.9, 0.128),
 ];
+/// The measured largest settling speed in the box over u_inf, per case (ten Cate et al. 2002, Table II,
+/// "experimentally obtained u_max / u_inf"; quoted from the paper in rmuenste/FeatFloWer, tc-ref/README.md).
+pub const MEASURED_PEAK_RATIO: [f64; 4] = [0.947, 0.953, 0.959, 0.955];
+
+/// The measured largest settling speed in the box of case `case` (m/s): the reference of the plateau.
+pub fn measured_peak(case: usize) -> f64 {
+    MEASURED_PEAK_RATIO[case] * CASES[case].4
+}
 pub const DIAMETER: f64 = 0.015;
 pub const PARTICLE_DENSITY: f64 = 1120.0;
 pub const BOX: [f64; 3] = [0.1, 0.1, 0.16];
