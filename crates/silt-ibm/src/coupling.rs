@@ -19,7 +19,7 @@
 
 use crate::forcing::{DirectForcing, RigidSphere};
 use crate::transfer::GridLayout;
-use crate::volume_fraction::cell_fraction;
+use crate::volume_fraction::corner_fraction;
 use crate::Vec3;
 use rayon::prelude::*;
 use silt_dem::contact::EnduringContact;
@@ -63,6 +63,8 @@ pub struct CoupledParticles {
     /// sub-steps (the collision model).
     pub forcing_seconds: f64,
     pub particle_seconds: f64,
+    /// Of the forcing's seconds, those of the inner-fluid integrals.
+    pub inner_seconds: f64,
 }
 
 impl CoupledParticles {
@@ -87,6 +89,7 @@ impl CoupledParticles {
             in_contact: ContactHydrodynamics::Seed,
             forcing_seconds: 0.0,
             particle_seconds: 0.0,
+            inner_seconds: 0.0,
         }
     }
 }
@@ -154,6 +157,7 @@ impl StageForcing for CoupledParticles {
 
         // 2. Momentum of the forced fluid inside each sphere, and its rate of change over the stage.
         let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
+        let inner_clock = std::time::Instant::now();
         let layout = &self.forcing.layout;
         let forced = std::array::from_fn(|c| self.forcing.forced_velocity(c));
         let inner: Vec<(Vec3, Vec3)> = self
@@ -163,6 +167,7 @@ impl StageForcing for CoupledParticles {
             .map(|s| inner_momentum(layout, s.centre, s.radius, forced))
             .collect();
         let previous = self.inner.replace(inner.clone());
+        self.inner_seconds += inner_clock.elapsed().as_secs_f64();
 
         self.forcing_seconds += clock.elapsed().as_secs_f64();
 
@@ -205,8 +210,9 @@ impl StageForcing for CoupledParticles {
 /// int u dV and int (x - centre) x u dV over the sphere, per unit density, from the forced velocity
 /// (`forced[c]`: component c at its unknowns, compact order) at the velocity points of each component,
 /// weighted by the solid fraction of the cell-sized control volume around each point (Kempe & Froehlich
-/// 2012). Only control volumes within half a diagonal (0.87 h) of the surface are cut by it: the others
-/// are wholly inside (fraction 1) or outside (0), which the squared distance tells without a root.
+/// 2012, eq. 31 from the signed distances at the corners). Only control volumes within half a diagonal
+/// (0.87 h) of the surface are cut by it: the others are wholly inside (fraction 1) or outside (0), which
+/// the squared distance tells without a root; the cut ones share their corners' distances.
 fn inner_momentum(
     layout: &GridLayout,
     centre: Vec3,
@@ -219,6 +225,7 @@ fn inner_momentum(
     let outside = (radius + half_diagonal).powi(2);
     let inside = (radius - half_diagonal).max(0.0).powi(2);
     let (mut momentum, mut angular) = (Vec3::ZERO, Vec3::ZERO);
+    let mut corners = Vec::new();
     for c in 0..3 {
         let Unknowns { start, shape } = layout.unknowns[c];
         let strides = [1, shape[0], shape[0] * shape[1]];
@@ -243,18 +250,73 @@ fn inner_momentum(
                 })
                 .collect()
         });
+        // Signed distances at the corners of the control volumes, on the lattice of corners (corner
+        // (a, b, c) half a cell below point (a, b, c) along each axis). A cut control volume has its
+        // corners within 2 h of the surface: only those take a root, the others are NaN (never read).
+        let counts = axis_points.each_ref().map(|points| points.len() + 1);
+        let corner_offset = |a: usize, i: usize| axis_points[a][0].0 + (i as f64 - 0.5) * h;
+        let band = (
+            (radius - 2.0 * h).max(0.0).powi(2),
+            (radius + 2.0 * h).powi(2),
+        );
+        let corner_x: Vec<f64> = (0..counts[0]).map(|i| corner_offset(0, i)).collect();
+        corners.clear();
+        corners.resize(counts[0] * counts[1] * counts[2], 0.0);
+        for (cz, plane) in corners.chunks_exact_mut(counts[0] * counts[1]).enumerate() {
+            let z = corner_offset(2, cz);
+            for (cy, row) in plane.chunks_exact_mut(counts[0]).enumerate() {
+                let y = corner_offset(1, cy);
+                let yz = y * y + z * z;
+                for (slot, &x) in row.iter_mut().zip(&corner_x) {
+                    let d2 = x * x + yz;
+                    // A root for every corner (no branch to mispredict), NaN outside the band.
+                    let distance = d2.sqrt() - radius;
+                    let in_band = (d2 > band.0) & (d2 < band.1);
+                    *slot = if in_band { distance } else { f64::NAN };
+                }
+            }
+        }
+        let corner_strides = [1, counts[0], counts[0] * counts[1]];
+        // Touch the first and last point of every row first: the rows' loads then overlap instead of
+        // each waiting on memory in turn inside the sums below (a prefetch with plain loads).
+        let row_ends = (
+            axis_points[0].iter().find_map(|p| p.1),
+            axis_points[0].iter().rev().find_map(|p| p.1),
+        );
+        if let (Some(first), Some(last)) = row_ends {
+            let mut touched = 0.0;
+            for &(_, kz) in &axis_points[2] {
+                for &(_, ky) in &axis_points[1] {
+                    if let (Some(kz), Some(ky)) = (kz, ky) {
+                        touched += forced[c][first + ky + kz] + forced[c][last + ky + kz];
+                    }
+                }
+            }
+            std::hint::black_box(touched);
+        }
         // sum of u dV over the points and sum of (x - centre) u dV: the angular momentum of the
         // component is (sum of (x - centre) u dV) x e_c.
         let (mut total, mut moment) = (0.0, Vec3::ZERO);
-        for &(dz, kz) in &axis_points[2] {
+        for (iz, &(dz, kz)) in axis_points[2].iter().enumerate() {
             let Some(kz) = kz else { continue };
-            for &(dy, ky) in &axis_points[1] {
+            for (iy, &(dy, ky)) in axis_points[1].iter().enumerate() {
                 let Some(ky) = ky else { continue };
                 let row = dy * dy + dz * dz;
                 if row >= outside {
                     continue;
                 }
-                for &(dx, kx) in &axis_points[0] {
+                // The points of the row within reach: |dx| < sqrt(outside - row).
+                let half_width = (outside - row).sqrt();
+                let x0 = axis_points[0][0].0;
+                let last = axis_points[0].len() - 1;
+                let first_x = (((-half_width - x0) / h).floor().max(0.0) as usize).min(last);
+                let last_x = (((half_width - x0) / h).ceil().max(0.0) as usize).min(last);
+                for (ix, &(dx, kx)) in axis_points[0]
+                    .iter()
+                    .enumerate()
+                    .take(last_x + 1)
+                    .skip(first_x)
+                {
                     let Some(kx) = kx else { continue };
                     let distance_squared = dx * dx + row;
                     let fraction = if distance_squared >= outside {
@@ -262,8 +324,13 @@ fn inner_momentum(
                     } else if distance_squared <= inside {
                         1.0
                     } else {
-                        let point = centre + Vec3::new(dx, dy, dz);
-                        cell_fraction(point - Vec3::splat(0.5 * h), h, centre, radius)
+                        let base = ix + corner_strides[1] * iy + corner_strides[2] * iz;
+                        corner_fraction(std::array::from_fn(|corner| {
+                            corners[base
+                                + (corner & 1)
+                                + corner_strides[1] * ((corner >> 1) & 1)
+                                + corner_strides[2] * ((corner >> 2) & 1)]
+                        }))
                     };
                     let weight = fraction * h3 * forced[c][kx + ky + kz];
                     total += weight;
@@ -275,4 +342,67 @@ fn inner_momentum(
         angular += moment.cross(Vec3::AXES[c]);
     }
     (momentum, angular)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Relative errors of the momentum and angular momentum of the fluid inside a sphere of radius 2
+    /// moving rigidly, on a grid of spacing h, against V u and (8 pi / 15) R^5 omega.
+    fn rigid_motion_errors(h: f64) -> (f64, f64) {
+        let cells = [12.0, 10.0, 11.0].map(|length: f64| (length / h).round() as usize);
+        let grid = Grid {
+            cells,
+            spacing: h,
+            origin: [0.0, 0.0, 0.0],
+        };
+        let layout = GridLayout::new(grid, &Boundaries::periodic());
+        let (centre, radius) = (Vec3::new(0.3, 5.1, 10.7), 2.0);
+        let (velocity, spin) = (Vec3::new(0.3, -0.2, 0.5), Vec3::new(0.4, 0.1, -0.7));
+        let forced: [Vec<f64>; 3] = std::array::from_fn(|c| {
+            let Unknowns { start, shape } = layout.unknowns[c];
+            let mut values = Vec::with_capacity(shape.iter().product());
+            for k in 0..shape[2] {
+                for j in 0..shape[1] {
+                    for i in 0..shape[0] {
+                        let index = [start[0] + i, start[1] + j, start[2] + k];
+                        let point = Vec3::from_array(
+                            grid.point(silt_fluid::grid::Location::Face(c), index),
+                        );
+                        let arm = layout.separation(centre, point);
+                        values.push((velocity + spin.cross(arm))[c]);
+                    }
+                }
+            }
+            values
+        });
+        let (momentum, angular) = inner_momentum(
+            &layout,
+            centre,
+            radius,
+            std::array::from_fn(|c| forced[c].as_slice()),
+        );
+        let volume = 4.0 / 3.0 * PI * radius.powi(3);
+        let inertia = 8.0 * PI / 15.0 * radius.powi(5);
+        (
+            (momentum - volume * velocity).length() / (volume * velocity.length()),
+            (angular - inertia * spin).length() / (inertia * spin.length()),
+        )
+    }
+
+    /// The fluid inside a sphere moving rigidly (translation plus rotation, on every component's
+    /// points, the sphere across the periodic seam) carries the sphere's momentum and angular momentum
+    /// within the error of the cut-cell fractions, which falls at about second order with R / h.
+    #[test]
+    fn inner_momentum_of_a_rigid_motion() {
+        let coarse = rigid_motion_errors(0.5);
+        let fine = rigid_motion_errors(0.25);
+        assert!(
+            coarse.0 < 0.03 && coarse.1 < 0.005,
+            "R/h = 4: errors {coarse:?}"
+        );
+        assert!(fine.0 < 0.35 * coarse.0, "errors {coarse:?} then {fine:?}");
+        assert!(fine.1 < 0.35 * coarse.1, "errors {coarse:?} then {fine:?}");
+    }
 }

@@ -11,7 +11,7 @@
 //! and -rho_f sum_l (X_l - x_p) x F_l Delta V_l (per unit fluid density here), summed over the passes.
 
 use crate::markers::SphereMarkers;
-use crate::transfer::{interpolate, spread, GridLayout, PlaneLists, Stencil};
+use crate::transfer::{interpolate, spread, GridLayout, SpreadGroups, Stencil};
 use crate::Vec3;
 use rayon::prelude::*;
 use silt_fluid::boundary::Boundaries;
@@ -58,6 +58,10 @@ pub struct DirectForcing {
     /// support of another sphere's markers (seed sec. 2, Fig. 2).
     pub disabled_at_walls: usize,
     pub disabled_between_spheres: usize,
+    /// Seconds spent so far placing the markers (supports, disabling, ordering) and in the passes
+    /// (with the predicted velocity and the increment): the split of the forcing's cost.
+    pub placing_seconds: f64,
+    pub passes_seconds: f64,
     /// The stage's marker supports and work arrays, kept between stages.
     work: Workspace,
 }
@@ -90,6 +94,8 @@ impl DirectForcing {
             step_torque: vec![Vec3::ZERO; n],
             disabled_at_walls: 0,
             disabled_between_spheres: 0,
+            placing_seconds: 0.0,
+            passes_seconds: 0.0,
         }
     }
 
@@ -142,7 +148,9 @@ struct Workspace {
     stencils: [Vec<Stencil>; 3],
     /// Markers per tile, then the first position of each tile in `enabled`.
     tile_start: Vec<usize>,
-    lists: [PlaneLists; 3],
+    /// The enabled markers' z-slabs of tiles (ranges of `enabled`), the groups that spread them.
+    slabs: Vec<std::ops::Range<usize>>,
+    groups: [SpreadGroups; 3],
     /// The predicted velocity u~ = u + delta of each component at its unknowns, forced pass by pass;
     /// up to date in the z-planes near a sphere (`near_spheres`), which hold every point the markers'
     /// supports and the inner-fluid integrals reach.
@@ -208,7 +216,7 @@ impl Workspace {
                             let point = [
                                 a.offset[0][1] as usize,
                                 a.offset[1][1] as usize / shape[0],
-                                a.offset[2][1] as usize / (shape[0] * shape[1]),
+                                a.offset[2][1] as usize,
                             ];
                             let t = point.map(|i| i / TILE);
                             *tile = (t[0] + tiles[0] * (t[1] + tiles[1] * t[2])) as u32;
@@ -232,6 +240,13 @@ impl Workspace {
             self.tile_start[t + 1] += self.tile_start[t];
         }
         let enabled_count = self.tile_start[tile_count];
+        let per_slab = tiles[0] * tiles[1];
+        self.slabs.clear();
+        self.slabs.extend(
+            (0..tiles[2]).map(|slab| {
+                self.tile_start[slab * per_slab]..self.tile_start[(slab + 1) * per_slab]
+            }),
+        );
         self.enabled.clear();
         self.enabled.resize(enabled_count, 0);
         for (l, (state, &tile)) in self.state.iter().zip(&self.tile).enumerate() {
@@ -248,7 +263,7 @@ impl Workspace {
                 .par_iter()
                 .map(|&l| supports[l as usize])
                 .collect_into_vec(&mut self.stencils[c]);
-            self.lists[c].rebuild(layout, c, &self.stencils[c]);
+            self.groups[c] = SpreadGroups::new(layout, c, &self.stencils[c], &self.slabs);
         }
     }
 
@@ -320,8 +335,11 @@ impl StageForcing for DirectForcing {
     ) {
         debug_assert_eq!(unknowns, &self.layout.unknowns);
         let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
+        let clock = std::time::Instant::now();
         let mut work = std::mem::take(&mut self.work);
         work.place_markers(self);
+        self.placing_seconds += clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
         self.disabled_at_walls = work.count(MarkerState::AtWall);
         self.disabled_between_spheres = work.count(MarkerState::BetweenSpheres);
         let layout = &self.layout;
@@ -350,6 +368,7 @@ impl StageForcing for DirectForcing {
                 ..
             } = &mut work;
             let spheres = &self.spheres;
+            let plane_len = layout.unknowns.map(|u| u.shape[0] * u.shape[1]);
             enabled
                 .par_iter()
                 .enumerate()
@@ -358,9 +377,9 @@ impl StageForcing for DirectForcing {
                     let sphere = &spheres[owner[l] as usize];
                     let desired = sphere.velocity + sphere.angular_velocity.cross(arm[l]);
                     let interpolated = Vec3::new(
-                        interpolate(&stencils[0][e], &predicted[0]),
-                        interpolate(&stencils[1][e], &predicted[1]),
-                        interpolate(&stencils[2][e], &predicted[2]),
+                        interpolate(&stencils[0][e], &predicted[0], plane_len[0]),
+                        interpolate(&stencils[1][e], &predicted[1], plane_len[1]),
+                        interpolate(&stencils[2][e], &predicted[2], plane_len[2]),
                     );
                     (desired - interpolated) / stage_length
                 })
@@ -371,7 +390,7 @@ impl StageForcing for DirectForcing {
                     volume,
                     stencils,
                     enabled,
-                    lists,
+                    groups,
                     predicted,
                     change,
                     values,
@@ -386,7 +405,7 @@ impl StageForcing for DirectForcing {
                     layout,
                     c,
                     &stencils[c],
-                    &lists[c],
+                    &groups[c],
                     values,
                     &mut predicted[c],
                 );
@@ -407,6 +426,7 @@ impl StageForcing for DirectForcing {
                 );
             }
         }
+        self.passes_seconds += clock.elapsed().as_secs_f64();
         // Reactions on the spheres, summed in the markers' (tile) order.
         self.force.iter_mut().for_each(|f| *f = Vec3::ZERO);
         self.torque.iter_mut().for_each(|t| *t = Vec3::ZERO);
@@ -533,7 +553,8 @@ mod tests {
                     .layout
                     .add_compact(c, &velocity[c], &delta[c], &all, &mut u);
                 for s in &work.stencils[c] {
-                    worst = worst.max((interpolate(s, &u) - sphere.velocity[c]).abs());
+                    let plane_len = unknowns[c].shape[0] * unknowns[c].shape[1];
+                    worst = worst.max((interpolate(s, &u, plane_len) - sphere.velocity[c]).abs());
                 }
             }
             worst

@@ -7,6 +7,7 @@ use crate::Vec3;
 use rayon::prelude::*;
 use silt_fluid::boundary::Boundaries;
 use silt_fluid::grid::{Field, Grid, Unknowns};
+use std::ops::Range;
 
 /// Where the unknowns of each velocity component lie, and which axes wrap around.
 #[derive(Clone, Debug)]
@@ -18,9 +19,10 @@ pub struct GridLayout {
     pub dims: [usize; 3],
 }
 
-/// The support of one marker for one velocity component: for each axis the three points' offsets in the
-/// compact array of the component's unknowns (index along the axis times the axis's stride) and their
-/// weights phi. The point (mx, my, mz) lies at `offset[0][mx] + offset[1][my] + offset[2][mz]`.
+/// The support of one marker for one velocity component in the compact array of the component's
+/// unknowns: along x the three points' indices, along y their indices times the row length (offsets in
+/// a plane), along z their planes; and their weights phi along each axis. The point (mx, my, mz) lies
+/// at `offset[0][mx] + offset[1][my]` in plane `offset[2][mz]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stencil {
     pub offset: [[u32; 3]; 3],
@@ -48,7 +50,7 @@ impl GridLayout {
         if self.unknowns[c].len() > Self::MAX_UNKNOWNS {
             return None;
         }
-        let strides = [1, shape[0], shape[0] * shape[1]];
+        let strides = [1, shape[0], 1];
         let inverse_spacing = 1.0 / self.grid.spacing;
         let mut stencil = Stencil::default();
         for a in 0..3 {
@@ -189,15 +191,16 @@ impl GridLayout {
     }
 }
 
-/// sum over the support of w v: the compact array `values` of a component's unknowns interpolated to a
-/// marker, summed along x, then y, then z.
+/// sum over the support of w v: the compact array `values` of a component's unknowns (planes of
+/// `plane_len` points) interpolated to a marker, summed along x, then y, then z.
 #[inline]
-pub fn interpolate(stencil: &Stencil, values: &[f64]) -> f64 {
+pub fn interpolate(stencil: &Stencil, values: &[f64], plane_len: usize) -> f64 {
     let mut total = 0.0;
     for mz in 0..3 {
         let mut plane = 0.0;
+        let plane_start = stencil.offset[2][mz] as usize * plane_len;
         for my in 0..3 {
-            let row = (stencil.offset[2][mz] + stencil.offset[1][my]) as usize;
+            let row = plane_start + stencil.offset[1][my] as usize;
             let mut line = 0.0;
             for mx in 0..3 {
                 line += stencil.weight[0][mx] * values[row + stencil.offset[0][mx] as usize];
@@ -209,89 +212,123 @@ pub fn interpolate(stencil: &Stencil, values: &[f64]) -> f64 {
     total
 }
 
-/// For spreading: the markers whose support touches each z-plane of a component's unknowns, in marker
-/// order, so that each plane is written by one task and each point sums its markers in the same order
-/// for any thread count.
+/// For spreading: the markers in groups (consecutive ranges of the list, e.g. the markers of a z-slab
+/// of the grid) and the planes each group's supports touch; the groups in rounds whose groups touch
+/// disjoint planes. A round's groups are spread in parallel, each marker writing its whole support at
+/// once, the rounds one after the other: each point then sums its markers in the same order for any
+/// thread count.
 #[derive(Clone, Debug, Default)]
-pub struct PlaneLists {
-    /// Entries of plane kc: `entries[plane_start[kc]..plane_start[kc + 1]]`.
-    plane_start: Vec<usize>,
-    /// (marker, which of its three z-points lies in the plane).
-    entries: Vec<(u32, u8)>,
+pub struct SpreadGroups {
+    /// Per group: its markers and the planes (increasing) its supports touch.
+    groups: Vec<(Range<usize>, Vec<u32>)>,
+    /// Per round, its groups.
+    rounds: Vec<Vec<usize>>,
 }
 
-impl PlaneLists {
-    /// Rebuilds the lists of component c for the markers' `stencils` of that component, keeping the
-    /// allocations.
-    pub fn rebuild(&mut self, layout: &GridLayout, c: usize, stencils: &[Stencil]) {
-        let Unknowns { shape, .. } = layout.unknowns[c];
-        let (planes, plane_len) = (shape[2], shape[0] * shape[1]);
-        self.plane_start.clear();
-        self.plane_start.resize(planes + 1, 0);
-        for s in stencils {
-            for &offset in &s.offset[2] {
-                self.plane_start[offset as usize / plane_len + 1] += 1;
+impl SpreadGroups {
+    /// Groups `ranges` of the markers of component c with their `stencils` of that component.
+    pub fn new(
+        layout: &GridLayout,
+        c: usize,
+        stencils: &[Stencil],
+        ranges: &[Range<usize>],
+    ) -> Self {
+        let planes = layout.unknowns[c].shape[2];
+        let mut touched = vec![false; planes];
+        let groups: Vec<(Range<usize>, Vec<u32>)> = ranges
+            .iter()
+            .filter(|range| !range.is_empty())
+            .map(|range| {
+                touched.iter_mut().for_each(|t| *t = false);
+                for s in &stencils[range.clone()] {
+                    for &plane in &s.offset[2] {
+                        touched[plane as usize] = true;
+                    }
+                }
+                let list = (0..planes as u32)
+                    .filter(|&k| touched[k as usize])
+                    .collect();
+                (range.clone(), list)
+            })
+            .collect();
+        // Greedy rounds: each group joins the first round none of whose planes it touches.
+        let mut rounds: Vec<Vec<usize>> = Vec::new();
+        let mut used: Vec<Vec<bool>> = Vec::new();
+        for (g, (_, list)) in groups.iter().enumerate() {
+            let free = |used: &Vec<bool>| list.iter().all(|&k| !used[k as usize]);
+            let round = match used.iter().position(free) {
+                Some(round) => round,
+                None => {
+                    rounds.push(Vec::new());
+                    used.push(vec![false; planes]);
+                    rounds.len() - 1
+                }
+            };
+            rounds[round].push(g);
+            for &k in list {
+                used[round][k as usize] = true;
             }
         }
-        for kc in 0..planes {
-            self.plane_start[kc + 1] += self.plane_start[kc];
-        }
-        self.entries.clear();
-        self.entries.resize(self.plane_start[planes], (0, 0));
-        let mut fill = self.plane_start.clone();
-        for (l, s) in stencils.iter().enumerate() {
-            for (mz, &offset) in s.offset[2].iter().enumerate() {
-                let slot = &mut fill[offset as usize / plane_len];
-                self.entries[*slot] = (l as u32, mz as u8);
-                *slot += 1;
-            }
-        }
+        SpreadGroups { groups, rounds }
     }
 
-    /// The lists of component c for the markers' `stencils` of that component.
-    pub fn new(layout: &GridLayout, c: usize, stencils: &[Stencil]) -> Self {
-        let mut lists = PlaneLists::default();
-        lists.rebuild(layout, c, stencils);
-        lists
+    /// All markers in one group (spread by one task).
+    pub fn single(layout: &GridLayout, c: usize, stencils: &[Stencil]) -> Self {
+        let all = 0..stencils.len();
+        Self::new(layout, c, stencils, std::slice::from_ref(&all))
     }
 }
 
 /// target += sum_l value_l w_l(x) at the unknowns of component c (compact array): the spread of the
 /// per-marker `values` (already multiplied by whatever factor the caller needs) with the weights of the
-/// markers' `stencils`; parallel over z-planes, each point summing its markers in list order for any
-/// thread count.
+/// markers' `stencils`, group by group as [`SpreadGroups`] orders them.
 pub fn spread(
     layout: &GridLayout,
     c: usize,
     stencils: &[Stencil],
-    lists: &PlaneLists,
+    groups: &SpreadGroups,
     values: &[f64],
     target: &mut [f64],
 ) {
     let Unknowns { shape, .. } = layout.unknowns[c];
     let plane_len = shape[0] * shape[1];
-    target
-        .par_chunks_mut(plane_len)
-        .enumerate()
-        .for_each(|(kc, plane)| {
-            let entries = &lists.entries[lists.plane_start[kc]..lists.plane_start[kc + 1]];
-            spread_plane(entries, stencils, values, plane);
-        });
-}
-
-/// Adds the weighted values of the `entries` to their points of one plane.
-#[inline]
-fn spread_plane(entries: &[(u32, u8)], stencils: &[Stencil], values: &[f64], plane: &mut [f64]) {
-    for &(l, mz) in entries {
-        let s = &stencils[l as usize];
-        let value = values[l as usize] * s.weight[2][mz as usize];
-        for my in 0..3 {
-            let row = s.offset[1][my] as usize;
-            let wy = value * s.weight[1][my];
-            for mx in 0..3 {
-                plane[row + s.offset[0][mx] as usize] += wy * s.weight[0][mx];
+    // For each plane, its place among the planes of the group that writes it in the current round.
+    let mut slot = vec![0u32; shape[2]];
+    for round in &groups.rounds {
+        let mut planes: Vec<Option<&mut [f64]>> = target.chunks_mut(plane_len).map(Some).collect();
+        let mut tasks = Vec::with_capacity(round.len());
+        for &g in round {
+            let (range, list) = &groups.groups[g];
+            let mut own = Vec::with_capacity(list.len());
+            for (place, &k) in list.iter().enumerate() {
+                // The round's groups touch disjoint planes, so each plane is still there.
+                if let Some(plane) = planes[k as usize].take() {
+                    slot[k as usize] = place as u32;
+                    own.push(plane);
+                }
             }
+            debug_assert_eq!(own.len(), list.len());
+            tasks.push((range.clone(), own));
         }
+        let slot = &slot;
+        tasks.into_par_iter().for_each(|(range, mut own)| {
+            for l in range {
+                let s = &stencils[l];
+                for mz in 0..3 {
+                    let Some(plane) = own.get_mut(slot[s.offset[2][mz] as usize] as usize) else {
+                        continue;
+                    };
+                    let value = values[l] * s.weight[2][mz];
+                    for my in 0..3 {
+                        let row = s.offset[1][my] as usize;
+                        let wy = value * s.weight[1][my];
+                        for mx in 0..3 {
+                            plane[row + s.offset[0][mx] as usize] += wy * s.weight[0][mx];
+                        }
+                    }
+                }
+            }
+        });
     }
 }
 
@@ -335,7 +372,8 @@ mod tests {
             let x = Vec3::new(0.37, 1.61, 4.02);
             let s = layout.stencil(c, x).unwrap();
             layout.add_compact(c, &u, &delta, &every_plane, &mut predicted);
-            let value = interpolate(&s, &predicted);
+            let plane_len = layout.unknowns[c].shape[0] * layout.unknowns[c].shape[1];
+            let value = interpolate(&s, &predicted, plane_len);
             assert!(
                 (value - 0.01 - f(x.to_array())).abs() < 1e-13,
                 "component {c}: {value}"
@@ -344,7 +382,7 @@ mod tests {
             u.data.iter_mut().for_each(|v| *v = 1.0);
             layout.add_compact(c, &u, &delta, &every_plane, &mut predicted);
             let s = layout.stencil(c, Vec3::new(-0.98, 0.02, 2.1)).unwrap();
-            assert!((interpolate(&s, &predicted) - 1.01).abs() < 1e-14);
+            assert!((interpolate(&s, &predicted, plane_len) - 1.01).abs() < 1e-14);
         }
     }
 
@@ -363,12 +401,12 @@ mod tests {
                 .iter()
                 .map(|&x| layout.stencil(c, x).unwrap())
                 .collect();
-            let lists = PlaneLists::new(&layout, c, &stencils);
+            let groups = SpreadGroups::single(&layout, c, &stencils);
             let values: Vec<f64> = (0..markers.len())
                 .map(|l| (l as f64 * 0.37).sin())
                 .collect();
             let mut spread_field = vec![0.0; layout.unknowns[c].len()];
-            spread(&layout, c, &stencils, &lists, &values, &mut spread_field);
+            spread(&layout, c, &stencils, &groups, &values, &mut spread_field);
             let total: f64 = spread_field.iter().sum();
             let expected: f64 = values.iter().sum();
             assert!((total - expected).abs() < 1e-12, "component {c}");
@@ -377,10 +415,11 @@ mod tests {
                 .map(|x| (x as f64 * 0.11).cos())
                 .collect();
             let lhs: f64 = g.iter().zip(&spread_field).map(|(a, b)| a * b).sum();
+            let plane_len = layout.unknowns[c].shape[0] * layout.unknowns[c].shape[1];
             let rhs: f64 = stencils
                 .iter()
                 .zip(&values)
-                .map(|(s, v)| v * interpolate(s, &g))
+                .map(|(s, v)| v * interpolate(s, &g, plane_len))
                 .sum();
             assert!((lhs - rhs).abs() < 1e-12, "component {c}: {lhs} vs {rhs}");
         }
@@ -418,7 +457,13 @@ mod tests {
             .iter()
             .map(|&x| layout.stencil(2, x).unwrap())
             .collect();
-        let lists = PlaneLists::new(&layout, 2, &stencils);
+        // Groups of 50 markers: several rounds, several groups per round.
+        let ranges: Vec<Range<usize>> = (0..markers.len())
+            .step_by(50)
+            .map(|l| l..(l + 50).min(markers.len()))
+            .collect();
+        let groups = SpreadGroups::new(&layout, 2, &stencils, &ranges);
+        assert!(groups.rounds.len() > 1 && groups.rounds.iter().any(|r| r.len() > 1));
         let values: Vec<f64> = (0..markers.len()).map(|l| 1.0 / (1.0 + l as f64)).collect();
         let run = |threads| {
             let pool = rayon::ThreadPoolBuilder::new()
@@ -426,9 +471,17 @@ mod tests {
                 .build()
                 .unwrap();
             let mut out = vec![0.0; layout.unknowns[2].len()];
-            pool.install(|| spread(&layout, 2, &stencils, &lists, &values, &mut out));
+            pool.install(|| spread(&layout, 2, &stencils, &groups, &values, &mut out));
             out
         };
-        assert_eq!(run(1), run(2));
+        let grouped = run(1);
+        assert_eq!(grouped, run(2));
+        // The same sums as one group spreading all markers, up to the order of the additions.
+        let mut single = vec![0.0; layout.unknowns[2].len()];
+        let one = SpreadGroups::single(&layout, 2, &stencils);
+        spread(&layout, 2, &stencils, &one, &values, &mut single);
+        for (a, b) in grouped.iter().zip(&single) {
+            assert!((a - b).abs() < 1e-14, "{a} vs {b}");
+        }
     }
 }

@@ -40,9 +40,7 @@ pub fn cell_fraction(low: Vec3, h: f64, centre: Vec3, radius: f64) -> f64 {
 pub fn corner_fraction(phi: [f64; 8]) -> f64 {
     let (mut inside, mut total) = (0.0, 0.0);
     for phi in phi {
-        if phi < 0.0 {
-            inside -= phi;
-        }
+        inside += (-phi).max(0.0);
         total += phi.abs();
     }
     if total == 0.0 {
