@@ -73,6 +73,10 @@ pub struct IbmBenchRow {
     pub seconds_per_step: f64,
     pub fluid: f64,
     pub forcing: f64,
+    /// Of the forcing: placing the markers, the passes, the inner-fluid integrals.
+    pub placing: f64,
+    pub passes: f64,
+    pub inner: f64,
     pub particles: f64,
 }
 
@@ -85,12 +89,12 @@ impl IbmBenchReport {
     pub fn table(&self) -> String {
         let mut s = format!("Machine: {}\n\n", self.machine);
         s.push_str(
-            "| case | threads | cells | markers | s/step | fluid | forcing | particles | forcing + particles / fluid |\n\
+            "| case | threads | cells | markers | s/step | fluid | forcing (placing / passes / inner) | particles | forcing + particles / fluid |\n\
              |------|--------:|------:|--------:|-------:|------:|--------:|----------:|----------:|\n",
         );
         for r in &self.rows {
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.2} |\n",
+                "| {} | {} | {} | {} | {:.4} | {:.4} | {:.4} ({:.4} / {:.4} / {:.4}) | {:.4} | {:.2} |\n",
                 r.case,
                 r.threads,
                 r.cells,
@@ -98,6 +102,9 @@ impl IbmBenchReport {
                 r.seconds_per_step,
                 r.fluid,
                 r.forcing,
+                r.placing,
+                r.passes,
+                r.inner,
                 r.particles,
                 (r.forcing + r.particles) / r.fluid
             ));
@@ -208,10 +215,16 @@ fn time_problem(
                 .step_with(&mut problem.coupled)
                 .map_err(|e| e.to_string())?;
         }
-        let (forcing0, particles0) = (
-            problem.coupled.forcing_seconds,
-            problem.coupled.particle_seconds,
-        );
+        let split = |p: &Problem| {
+            [
+                p.coupled.forcing_seconds,
+                p.coupled.particle_seconds,
+                p.coupled.forcing.placing_seconds,
+                p.coupled.forcing.passes_seconds,
+                p.coupled.inner_seconds,
+            ]
+        };
+        let before = split(&problem);
         let clock = Instant::now();
         for _ in 0..options.timed_steps {
             problem
@@ -224,8 +237,9 @@ fn time_problem(
         }
         let steps = options.timed_steps as f64;
         let total = clock.elapsed().as_secs_f64() / steps;
-        let forcing = (problem.coupled.forcing_seconds - forcing0) / steps;
-        let particles = (problem.coupled.particle_seconds - particles0) / steps;
+        let after = split(&problem);
+        let per_step: Vec<f64> = after.iter().zip(before).map(|(a, b)| (a - b) / steps).collect();
+        let (forcing, particles) = (per_step[0], per_step[1]);
         Ok(IbmBenchRow {
             case: case.to_string(),
             threads,
@@ -234,6 +248,9 @@ fn time_problem(
             seconds_per_step: total,
             fluid: total - forcing - particles,
             forcing,
+            placing: per_step[2],
+            passes: per_step[3],
+            inner: per_step[4],
             particles,
         })
     })
