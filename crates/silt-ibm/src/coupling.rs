@@ -22,6 +22,7 @@ use crate::transfer::GridLayout;
 use crate::volume_fraction::corner_fraction;
 use crate::Vec3;
 use rayon::prelude::*;
+use silt_core::simd::vectorized;
 use silt_dem::contact::EnduringContact;
 use silt_dem::forces::Loads;
 use silt_dem::system::{DemSystem, StepError};
@@ -164,7 +165,12 @@ impl StageForcing for CoupledParticles {
             .forcing
             .spheres
             .par_iter()
-            .map(|s| inner_momentum(layout, s.centre, s.radius, forced))
+            .map(|s| {
+                vectorized(
+                    #[inline(always)]
+                    || inner_momentum(layout, s.centre, s.radius, forced),
+                )
+            })
             .collect();
         let previous = self.inner.replace(inner.clone());
         self.inner_seconds += inner_clock.elapsed().as_secs_f64();
@@ -213,6 +219,7 @@ impl StageForcing for CoupledParticles {
 /// 2012, eq. 31 from the signed distances at the corners). Only control volumes within half a diagonal
 /// (0.87 h) of the surface are cut by it: the others are wholly inside (fraction 1) or outside (0), which
 /// the squared distance tells without a root; the cut ones share their corners' distances.
+#[inline(always)]
 fn inner_momentum(
     layout: &GridLayout,
     centre: Vec3,

@@ -14,6 +14,7 @@ use crate::markers::SphereMarkers;
 use crate::transfer::{interpolate, spread, GridLayout, SpreadGroups, Stencil};
 use crate::Vec3;
 use rayon::prelude::*;
+use silt_core::simd::vectorized;
 use silt_fluid::boundary::Boundaries;
 use silt_fluid::grid::{Field, Grid, Unknowns};
 use silt_fluid::solver::StageForcing;
@@ -110,6 +111,9 @@ impl DirectForcing {
         &self.work.predicted[c]
     }
 }
+
+/// Markers per parallel task of the interpolation.
+const CHUNK: usize = 1024;
 
 /// Edge of the tiles that order the markers, in cells: 8^3 cells of three components fit in the L1 cache.
 const TILE: usize = 8;
@@ -369,21 +373,31 @@ impl StageForcing for DirectForcing {
             } = &mut work;
             let spheres = &self.spheres;
             let plane_len = layout.unknowns.map(|u| u.shape[0] * u.shape[1]);
-            enabled
-                .par_iter()
+            // In chunks, each compiled for the processor's widest vector instructions.
+            change.resize(enabled.len(), Vec3::ZERO);
+            change
+                .par_chunks_mut(CHUNK)
+                .zip(enabled.par_chunks(CHUNK))
                 .enumerate()
-                .map(|(e, &l)| {
-                    let l = l as usize;
-                    let sphere = &spheres[owner[l] as usize];
-                    let desired = sphere.velocity + sphere.angular_velocity.cross(arm[l]);
-                    let interpolated = Vec3::new(
-                        interpolate(&stencils[0][e], &predicted[0], plane_len[0]),
-                        interpolate(&stencils[1][e], &predicted[1], plane_len[1]),
-                        interpolate(&stencils[2][e], &predicted[2], plane_len[2]),
-                    );
-                    (desired - interpolated) / stage_length
-                })
-                .collect_into_vec(change);
+                .for_each(|(chunk, (change, enabled))| {
+                    vectorized(
+                        #[inline(always)]
+                        || {
+                            for (k, (change, &l)) in change.iter_mut().zip(enabled).enumerate() {
+                                let (e, l) = (chunk * CHUNK + k, l as usize);
+                                let sphere = &spheres[owner[l] as usize];
+                                let desired =
+                                    sphere.velocity + sphere.angular_velocity.cross(arm[l]);
+                                let interpolated = Vec3::new(
+                                    interpolate(&stencils[0][e], &predicted[0], plane_len[0]),
+                                    interpolate(&stencils[1][e], &predicted[1], plane_len[1]),
+                                    interpolate(&stencils[2][e], &predicted[2], plane_len[2]),
+                                );
+                                *change = (desired - interpolated) / stage_length;
+                            }
+                        },
+                    )
+                });
             // 3. Spread dt_k F_l Delta V_l / h^3 (delta_h carries 1 / h^3) into the predicted velocity.
             for c in 0..3 {
                 let Workspace {

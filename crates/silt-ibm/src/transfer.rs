@@ -5,6 +5,7 @@
 use crate::delta::support;
 use crate::Vec3;
 use rayon::prelude::*;
+use silt_core::simd::vectorized;
 use silt_fluid::boundary::Boundaries;
 use silt_fluid::grid::{Field, Grid, Unknowns};
 use std::ops::Range;
@@ -45,6 +46,7 @@ impl GridLayout {
 
     /// Support of a marker at `x` for component `c`, or `None` where it reaches beyond the unknowns of
     /// the component (across or onto a wall): such a marker is disabled (seed Fig. 2).
+    #[inline(always)]
     pub fn stencil(&self, c: usize, x: Vec3) -> Option<Stencil> {
         let Unknowns { start, shape } = self.unknowns[c];
         if self.unknowns[c].len() > Self::MAX_UNKNOWNS {
@@ -193,7 +195,7 @@ impl GridLayout {
 
 /// sum over the support of w v: the compact array `values` of a component's unknowns (planes of
 /// `plane_len` points) interpolated to a marker, summed along x, then y, then z.
-#[inline]
+#[inline(always)]
 pub fn interpolate(stencil: &Stencil, values: &[f64], plane_len: usize) -> f64 {
     let mut total = 0.0;
     for mz in 0..3 {
@@ -312,23 +314,39 @@ pub fn spread(
         }
         let slot = &slot;
         tasks.into_par_iter().for_each(|(range, mut own)| {
-            for l in range {
-                let s = &stencils[l];
-                for mz in 0..3 {
-                    let Some(plane) = own.get_mut(slot[s.offset[2][mz] as usize] as usize) else {
-                        continue;
-                    };
-                    let value = values[l] * s.weight[2][mz];
-                    for my in 0..3 {
-                        let row = s.offset[1][my] as usize;
-                        let wy = value * s.weight[1][my];
-                        for mx in 0..3 {
-                            plane[row + s.offset[0][mx] as usize] += wy * s.weight[0][mx];
-                        }
-                    }
+            vectorized(
+                #[inline(always)]
+                || spread_group(range, &mut own, slot, stencils, values),
+            )
+        });
+    }
+}
+
+/// Adds the weighted values of the markers `range` to their supports in the planes `own` (the planes
+/// of their group; `slot` gives each plane's place among them).
+#[inline(always)]
+fn spread_group(
+    range: Range<usize>,
+    own: &mut [&mut [f64]],
+    slot: &[u32],
+    stencils: &[Stencil],
+    values: &[f64],
+) {
+    for l in range {
+        let s = &stencils[l];
+        for mz in 0..3 {
+            let Some(plane) = own.get_mut(slot[s.offset[2][mz] as usize] as usize) else {
+                continue;
+            };
+            let value = values[l] * s.weight[2][mz];
+            for my in 0..3 {
+                let row = s.offset[1][my] as usize;
+                let wy = value * s.weight[1][my];
+                for mx in 0..3 {
+                    plane[row + s.offset[0][mx] as usize] += wy * s.weight[0][mx];
                 }
             }
-        });
+        }
     }
 }
 

@@ -238,7 +238,11 @@ fn time_problem(
         let steps = options.timed_steps as f64;
         let total = clock.elapsed().as_secs_f64() / steps;
         let after = split(&problem);
-        let per_step: Vec<f64> = after.iter().zip(before).map(|(a, b)| (a - b) / steps).collect();
+        let per_step: Vec<f64> = after
+            .iter()
+            .zip(before)
+            .map(|(a, b)| (a - b) / steps)
+            .collect();
         let (forcing, particles) = (per_step[0], per_step[1]);
         Ok(IbmBenchRow {
             case: case.to_string(),
