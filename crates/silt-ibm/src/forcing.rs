@@ -308,22 +308,93 @@ fn mark_planes_near_spheres(forcing: &DirectForcing, near: &mut [Vec<bool>; 3]) 
 }
 
 /// For each sphere, the others whose markers' supports may overlap its own: marker spheres closer than
-/// 3 h (all pairs; the coupled runs hold hundreds of spheres).
+/// 3 h, in increasing order. The spheres are binned in cells at least as wide as the largest such
+/// distance, so each sphere searches the 27 cells around its own (along an axis too short for three
+/// cells, all of it).
 fn close_spheres(forcing: &DirectForcing) -> Vec<Vec<usize>> {
-    let h = forcing.layout.grid.spacing;
+    let layout = &forcing.layout;
+    let h = layout.grid.spacing;
     let n = forcing.spheres.len();
+    let largest = forcing
+        .markers
+        .iter()
+        .map(|m| m.marker_radius)
+        .fold(0.0, f64::max);
+    let reach = 2.0 * largest + 3.0 * h;
+    let lengths: [f64; 3] = std::array::from_fn(|a| layout.grid.cells[a] as f64 * h);
+    let bins: [usize; 3] = std::array::from_fn(|a| {
+        let count = (lengths[a] / reach).floor() as usize;
+        if count >= 3 {
+            count
+        } else {
+            1
+        }
+    });
+    let bin_of = |x: Vec3| -> [usize; 3] {
+        std::array::from_fn(|a| {
+            let s = ((x[a] - layout.grid.origin[a]) / lengths[a] * bins[a] as f64).floor() as isize;
+            if layout.periodic[a] {
+                s.rem_euclid(bins[a] as isize) as usize
+            } else {
+                s.clamp(0, bins[a] as isize - 1) as usize
+            }
+        })
+    };
+    let flat = |b: [usize; 3]| b[0] + bins[0] * (b[1] + bins[1] * b[2]);
+    // Spheres by bin (counting sort, increasing index within a bin).
+    let mut start = vec![0usize; bins.iter().product::<usize>() + 1];
+    let sphere_bins: Vec<[usize; 3]> = forcing.spheres.iter().map(|s| bin_of(s.centre)).collect();
+    for b in &sphere_bins {
+        start[flat(*b) + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut members = vec![0usize; n];
+    let mut fill = start.clone();
+    for (p, b) in sphere_bins.iter().enumerate() {
+        members[fill[flat(*b)]] = p;
+        fill[flat(*b)] += 1;
+    }
+    // The neighbouring bins along an axis: itself and, with three or more bins, the two beside it.
+    let around = |a: usize, b: usize| -> Vec<usize> {
+        if bins[a] < 3 {
+            return vec![b];
+        }
+        [-1isize, 0, 1]
+            .iter()
+            .filter_map(|&d| {
+                let k = b as isize + d;
+                if layout.periodic[a] {
+                    Some(k.rem_euclid(bins[a] as isize) as usize)
+                } else {
+                    (0..bins[a] as isize).contains(&k).then_some(k as usize)
+                }
+            })
+            .collect()
+    };
     (0..n)
         .into_par_iter()
         .map(|p| {
-            let (sp, rp) = (forcing.spheres[p].centre, forcing.markers[p].marker_radius);
-            (0..n)
-                .filter(|&q| {
-                    q != p && {
-                        let d = forcing.layout.separation(forcing.spheres[q].centre, sp);
-                        d.length() < rp + forcing.markers[q].marker_radius + 3.0 * h
+            let (centre, radius) = (forcing.spheres[p].centre, forcing.markers[p].marker_radius);
+            let b = sphere_bins[p];
+            let mut close = Vec::new();
+            for &z in &around(2, b[2]) {
+                for &y in &around(1, b[1]) {
+                    for &x in &around(0, b[0]) {
+                        let cell = flat([x, y, z]);
+                        for &q in &members[start[cell]..start[cell + 1]] {
+                            let d = layout.separation(forcing.spheres[q].centre, centre);
+                            let limit = radius + forcing.markers[q].marker_radius + 3.0 * h;
+                            if q != p && d.length_squared() < limit * limit {
+                                close.push(q);
+                            }
+                        }
                     }
-                })
-                .collect()
+                }
+            }
+            close.sort_unstable();
+            close
         })
         .collect()
 }
@@ -578,5 +649,57 @@ mod tests {
             one < 0.3 && three < 0.3 * one,
             "residuals {one} and {three}"
         );
+    }
+
+    /// The binned search finds the same close pairs as a search of all pairs, across periodic seams and
+    /// beside walls, for spheres of different sizes, and on a grid too short for three bins.
+    #[test]
+    fn close_spheres_match_all_pairs() {
+        for (cells, boundaries) in [
+            ([64, 40, 56], Boundaries::channel(1)),
+            ([64, 12, 56], Boundaries::periodic()),
+        ] {
+            let grid = Grid {
+                cells,
+                spacing: 1.0,
+                origin: [0.0, 0.0, 0.0],
+            };
+            let mut seed = 3u64;
+            let mut random = || {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (seed >> 11) as f64 / (1u64 << 53) as f64
+            };
+            let spheres: Vec<RigidSphere> = (0..150)
+                .map(|_| {
+                    let centre = Vec3::new(
+                        random() * cells[0] as f64,
+                        random() * cells[1] as f64,
+                        random() * cells[2] as f64,
+                    );
+                    RigidSphere::fixed(centre, 2.0 + 2.0 * random())
+                })
+                .collect();
+            let forcing = DirectForcing::new(grid, &boundaries, spheres, 1, 0.3);
+            let binned = close_spheres(&forcing);
+            let mut pairs = 0;
+            for p in 0..forcing.spheres.len() {
+                let all: Vec<usize> = (0..forcing.spheres.len())
+                    .filter(|&q| {
+                        let d = forcing
+                            .layout
+                            .separation(forcing.spheres[q].centre, forcing.spheres[p].centre);
+                        let limit = forcing.markers[p].marker_radius
+                            + forcing.markers[q].marker_radius
+                            + 3.0;
+                        q != p && d.length() < limit
+                    })
+                    .collect();
+                pairs += all.len();
+                assert_eq!(binned[p], all, "sphere {p}");
+            }
+            assert!(pairs > 50, "{pairs} close pairs");
+        }
     }
 }
