@@ -324,8 +324,9 @@ fn moved_farther(
         })
 }
 
-/// Uniform grid of cells at least `cell_size` wide covering the domain.
-struct CellGrid {
+/// Uniform grid of cells at least `cell_size` wide covering the domain, with the points in each cell (a
+/// cell list): every point within `cell_size` of a point lies in the 27 cells around its own.
+pub struct CellGrid {
     dims: [usize; 3],
     periodic: [bool; 3],
     origin: Vec3,
@@ -337,7 +338,8 @@ struct CellGrid {
 }
 
 impl CellGrid {
-    fn new(domain: &Domain, cell_size: f64, position: &[Vec3]) -> Self {
+    /// The cells of `domain`, at least `cell_size` wide, holding the points `position`.
+    pub fn new(domain: &Domain, cell_size: f64, position: &[Vec3]) -> Self {
         let length = domain.length();
         let mut dims = [1usize; 3];
         let mut cell_length = Vec3::ZERO;
@@ -384,7 +386,8 @@ impl CellGrid {
         grid
     }
 
-    fn cell_of(&self, domain: &Domain, x: Vec3) -> usize {
+    /// The cell holding `x` (wrapped on periodic axes, clamped on bounded ones).
+    pub fn cell_of(&self, domain: &Domain, x: Vec3) -> usize {
         let x = domain.wrap(x);
         let mut index = [0usize; 3];
         for a in 0..3 {
@@ -395,7 +398,7 @@ impl CellGrid {
     }
 
     /// Calls `visit(j)` for every particle in the 27 cells around `cell` (each cell once).
-    fn for_each_near(&self, cell: usize, mut visit: impl FnMut(usize)) {
+    pub fn for_each_near(&self, cell: usize, mut visit: impl FnMut(usize)) {
         let centre = [
             cell % self.dims[0],
             (cell / self.dims[0]) % self.dims[1],

@@ -15,6 +15,8 @@ use crate::transfer::{interpolate, spread, GridLayout, SpreadGroups, Stencil};
 use crate::Vec3;
 use rayon::prelude::*;
 use silt_core::simd::vectorized;
+use silt_dem::domain::Domain;
+use silt_dem::neighbor::CellGrid;
 use silt_fluid::boundary::Boundaries;
 use silt_fluid::grid::{Field, Grid, Unknowns};
 use silt_fluid::solver::StageForcing;
@@ -308,91 +310,36 @@ fn mark_planes_near_spheres(forcing: &DirectForcing, near: &mut [Vec<bool>; 3]) 
 }
 
 /// For each sphere, the others whose markers' supports may overlap its own: marker spheres closer than
-/// 3 h, in increasing order. The spheres are binned in cells at least as wide as the largest such
-/// distance, so each sphere searches the 27 cells around its own (along an axis too short for three
-/// cells, all of it).
+/// 3 h, in increasing order; the candidates from a cell list of the centres (cells as wide as the
+/// largest such distance).
 fn close_spheres(forcing: &DirectForcing) -> Vec<Vec<usize>> {
     let layout = &forcing.layout;
     let h = layout.grid.spacing;
-    let n = forcing.spheres.len();
     let largest = forcing
         .markers
         .iter()
         .map(|m| m.marker_radius)
         .fold(0.0, f64::max);
-    let reach = 2.0 * largest + 3.0 * h;
-    let lengths: [f64; 3] = std::array::from_fn(|a| layout.grid.cells[a] as f64 * h);
-    let bins: [usize; 3] = std::array::from_fn(|a| {
-        let count = (lengths[a] / reach).floor() as usize;
-        if count >= 3 {
-            count
-        } else {
-            1
-        }
-    });
-    let bin_of = |x: Vec3| -> [usize; 3] {
-        std::array::from_fn(|a| {
-            let s = ((x[a] - layout.grid.origin[a]) / lengths[a] * bins[a] as f64).floor() as isize;
-            if layout.periodic[a] {
-                s.rem_euclid(bins[a] as isize) as usize
-            } else {
-                s.clamp(0, bins[a] as isize - 1) as usize
-            }
-        })
+    let origin = Vec3::from_array(layout.grid.origin);
+    let domain = Domain {
+        min: origin,
+        max: origin + h * Vec3::from_array(layout.grid.cells.map(|n| n as f64)),
+        periodic: layout.periodic,
     };
-    let flat = |b: [usize; 3]| b[0] + bins[0] * (b[1] + bins[1] * b[2]);
-    // Spheres by bin (counting sort, increasing index within a bin).
-    let mut start = vec![0usize; bins.iter().product::<usize>() + 1];
-    let sphere_bins: Vec<[usize; 3]> = forcing.spheres.iter().map(|s| bin_of(s.centre)).collect();
-    for b in &sphere_bins {
-        start[flat(*b) + 1] += 1;
-    }
-    for i in 1..start.len() {
-        start[i] += start[i - 1];
-    }
-    let mut members = vec![0usize; n];
-    let mut fill = start.clone();
-    for (p, b) in sphere_bins.iter().enumerate() {
-        members[fill[flat(*b)]] = p;
-        fill[flat(*b)] += 1;
-    }
-    // The neighbouring bins along an axis: itself and, with three or more bins, the two beside it.
-    let around = |a: usize, b: usize| -> Vec<usize> {
-        if bins[a] < 3 {
-            return vec![b];
-        }
-        [-1isize, 0, 1]
-            .iter()
-            .filter_map(|&d| {
-                let k = b as isize + d;
-                if layout.periodic[a] {
-                    Some(k.rem_euclid(bins[a] as isize) as usize)
-                } else {
-                    (0..bins[a] as isize).contains(&k).then_some(k as usize)
-                }
-            })
-            .collect()
-    };
-    (0..n)
+    let centres: Vec<Vec3> = forcing.spheres.iter().map(|s| s.centre).collect();
+    let cells = CellGrid::new(&domain, 2.0 * largest + 3.0 * h, &centres);
+    (0..centres.len())
         .into_par_iter()
         .map(|p| {
-            let (centre, radius) = (forcing.spheres[p].centre, forcing.markers[p].marker_radius);
-            let b = sphere_bins[p];
+            let radius = forcing.markers[p].marker_radius;
             let mut close = Vec::new();
-            for &z in &around(2, b[2]) {
-                for &y in &around(1, b[1]) {
-                    for &x in &around(0, b[0]) {
-                        let cell = flat([x, y, z]);
-                        for &q in &members[start[cell]..start[cell + 1]] {
-                            let d = layout.separation(forcing.spheres[q].centre, centre);
-                            let limit = radius + forcing.markers[q].marker_radius + 3.0 * h;
-                            if q != p && d.length_squared() < limit * limit {
-                                close.push(q);
-                            }
-                        }
-                    }
+            cells.for_each_near(cells.cell_of(&domain, centres[p]), |q| {
+                let d = layout.separation(centres[q], centres[p]);
+                let limit = radius + forcing.markers[q].marker_radius + 3.0 * h;
+                if q != p && d.length_squared() < limit * limit {
+                    close.push(q);
                 }
-            }
+            });
             close.sort_unstable();
             close
         })
@@ -651,8 +598,8 @@ mod tests {
         );
     }
 
-    /// The binned search finds the same close pairs as a search of all pairs, across periodic seams and
-    /// beside walls, for spheres of different sizes, and on a grid too short for three bins.
+    /// The cell-list search finds the same close pairs as a search of all pairs, across periodic seams
+    /// and beside walls, for spheres of different sizes, and on a grid too short for three cells.
     #[test]
     fn close_spheres_match_all_pairs() {
         for (cells, boundaries) in [
