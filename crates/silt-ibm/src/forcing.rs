@@ -485,6 +485,8 @@ impl StageForcing for DirectForcing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     fn forcing(centres: [Vec3; 2]) -> DirectForcing {
         let grid = Grid {
@@ -611,13 +613,8 @@ mod tests {
                 spacing: 1.0,
                 origin: [0.0, 0.0, 0.0],
             };
-            let mut seed = 3u64;
-            let mut random = || {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (seed >> 11) as f64 / (1u64 << 53) as f64
-            };
+            let mut rng = ChaCha8Rng::seed_from_u64(3);
+            let mut random = || rng.gen::<f64>();
             let spheres: Vec<RigidSphere> = (0..150)
                 .map(|_| {
                     let centre = Vec3::new(
