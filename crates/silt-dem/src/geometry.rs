@@ -4,6 +4,7 @@
 use crate::domain::Domain;
 use crate::wall::Wall;
 use crate::Vec3;
+use silt_core::lanes::{Lanes, Vec3Lanes};
 
 /// [`Domain::separation`] for the pair loops, set up once per loop: the same minimum image, but the
 /// division and the rounding (a libm call on baseline x86-64) only run when `b - a` may not be the nearest
@@ -38,6 +39,17 @@ impl MinimumImage {
             }
         }
         d
+    }
+
+    /// Whether [`MinimumImage::separation`] may round any of the four lanes of `d = b - a`.
+    #[inline(always)]
+    pub(crate) fn may_wrap<L: Lanes>(&self, maker: L::Maker, d: &Vec3Lanes<L>) -> bool {
+        let beyond = |d: L, threshold: f64| d.abs().gt(L::splat(maker, threshold));
+        L::any(
+            beyond(d.x, self.threshold.x)
+                | beyond(d.y, self.threshold.y)
+                | beyond(d.z, self.threshold.z),
+        )
     }
 }
 

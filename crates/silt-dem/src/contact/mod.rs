@@ -36,6 +36,22 @@ pub struct ContactState {
     pub sliding: bool,
 }
 
+impl ContactState {
+    /// `*self == ContactState::default()`, without branches (every field compared, the results combined
+    /// with `&`), for the lane kernels.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        !self.touching
+            & !self.sliding
+            & (self.impact_speed == 0.0)
+            & (self.stiffness == 0.0)
+            & (self.damping == 0.0)
+            & (self.spring.x == 0.0)
+            & (self.spring.y == 0.0)
+            & (self.spring.z == 0.0)
+    }
+}
+
 /// Normal contact law, chosen by name in the scene.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum NormalLaw {

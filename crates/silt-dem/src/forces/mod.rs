@@ -8,14 +8,21 @@
 //! An integrator can hand per-particle work to passes 0 and 2 ([`ParticleHooks`]), so that a time step
 //! sweeps the particles twice instead of once more per update.
 
-use crate::contact::{ContactForce, ContactModel, ContactState, PairProperties, Side, Update};
+mod hertz_lanes;
+
+use crate::contact::{
+    ContactForce, ContactModel, ContactState, NormalLaw, PairProperties, Side, TangentialLaw,
+    Update,
+};
 use crate::domain::Domain;
 use crate::geometry::{sphere_pair, sphere_wall, MinimumImage, SphereState};
 use crate::neighbor::NeighborList;
 use crate::particles::Particles;
 use crate::wall::Wall;
 use crate::Vec3;
+use hertz_lanes::{HertzShearLaw, LanePass};
 use rayon::prelude::*;
+use silt_core::lanes::with_lanes;
 use silt_core::simd::vectorized;
 
 /// Resulting force and torque on every particle.
@@ -118,6 +125,7 @@ pub struct ForceContext<'a> {
 /// What the kernels read of one particle, gathered from the particle arrays once per evaluation so that a
 /// pair loads each member once instead of once per array.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
 struct Body {
     position: Vec3,
     velocity: Vec3,
@@ -130,6 +138,18 @@ struct Body {
 }
 
 impl Body {
+    /// Position, velocity, angular velocity, radius, mass and density as three rows of four numbers
+    /// (consecutive in memory, so that the lane kernels load them whole and transpose them).
+    #[inline(always)]
+    fn rows(&self) -> [[f64; 4]; 3] {
+        let (x, u, w) = (self.position, self.velocity, self.angular_velocity);
+        [
+            [x.x, x.y, x.z, u.x],
+            [u.y, u.z, w.x, w.y],
+            [w.z, self.radius, self.mass, self.density],
+        ]
+    }
+
     #[inline]
     fn side(&self) -> Side {
         Side {
@@ -169,8 +189,13 @@ impl ForceContext<'_> {
 
     /// Effective mass and radius of the pair (p, q); a fixed sphere lends the other one its whole mass.
     #[inline]
-    fn pair_constants(p: &Body, q: &Body) -> PairConstants {
+    fn pair_constants(&self, p: &Body, q: &Body) -> PairConstants {
         PairConstants {
+            friction: self
+                .model
+                .coefficients(p.material, q.material)
+                .materials
+                .mu_k,
             effective_mass: match (p.fixed, q.fixed) {
                 (false, false) => p.mass * q.mass / (p.mass + q.mass),
                 (true, _) => q.mass,
@@ -249,6 +274,8 @@ impl ForceContext<'_> {
 struct PairConstants {
     effective_mass: f64,
     effective_radius: f64,
+    /// Coulomb coefficient mu_k of the two materials (read by the lane kernel).
+    friction: f64,
 }
 
 /// What pass 1 reads of a near pair besides the particles and the contact memory: its members and
@@ -342,27 +369,49 @@ pub fn compute_loads<H: ParticleHooks>(
                 NearPair {
                     first: i,
                     second: j,
-                    constants: ForceContext::pair_constants(
-                        &bodies[i as usize],
-                        &bodies[j as usize],
-                    ),
+                    constants: ctx.pair_constants(&bodies[i as usize], &bodies[j as usize]),
                 }
             })
             .collect_into_vec(near_pairs);
         *near_of = near.build;
     }
     pair_loads.resize(near.pairs.len(), PairLoad::default());
+    let lane_law = match (
+        ctx.model.normal,
+        ctx.model.tangential,
+        ctx.model.lubrication,
+    ) {
+        (NormalLaw::Hertz(hertz), TangentialLaw::ShearHistory, None) => {
+            Some(HertzShearLaw { hertz, update })
+        }
+        _ => None,
+    };
     near_tasks(&near.pairs, &mut neighbors.state)
         .into_par_iter()
         .zip(pair_loads.par_chunks_mut(PAIRS_PER_TASK))
         .zip(near_pairs.par_chunks(PAIRS_PER_TASK))
         .for_each(|((task, slots), near_pairs)| {
-            // Compiled for the processor's widest instructions: 2-6 % faster with AVX2. (The
-            // per-particle passes got slower that way, so they stay in the baseline build.)
+            // Four pairs at a time where the law has a lane kernel, the rest one by one.
+            let done = match &lane_law {
+                Some(law) => with_lanes(LanePass {
+                    law,
+                    image: &image,
+                    bodies,
+                    pairs: task.pairs,
+                    first_pair: task.first_pair,
+                    states: &mut *task.states,
+                    near_pairs,
+                    slots: &mut *slots,
+                }),
+                None => 0,
+            };
+            // The rest compiled for the processor's widest instructions: 2-6 % faster with AVX2.
+            // (The per-particle passes got slower that way, so they stay in the baseline build.)
             vectorized(
                 #[inline(always)]
                 || {
-                    for ((&pair, slot), p) in task.pairs.iter().zip(slots).zip(near_pairs) {
+                    let rest = task.pairs[done..].iter().zip(&mut slots[done..]);
+                    for ((&pair, slot), p) in rest.zip(&near_pairs[done..]) {
                         let (i, j) = (p.first as usize, p.second as usize);
                         let state = &mut task.states[pair as usize - task.first_pair];
                         *slot = ctx
