@@ -133,10 +133,27 @@ pub struct Update {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ContactForce {
     pub force_on_p: Vec3,
-    pub torque_on_p: Vec3,
-    pub torque_on_q: Vec3,
+    /// n x F_t, whose multiples by the levers are the torques (eq. 8).
+    pub arm: Vec3,
+    /// R_p,cp and R_q,cp (zero when no tangential force acts).
+    pub lever_p: f64,
+    pub lever_q: f64,
     pub touching: bool,
     pub sliding: bool,
+}
+
+impl ContactForce {
+    /// Torque on p, T_p = R_p,cp n x F_t (eq. 8).
+    #[inline(always)]
+    pub fn torque_on_p(&self) -> Vec3 {
+        self.lever_p * self.arm
+    }
+
+    /// Torque on q, T_q = R_q,cp n x F_t (eq. 8).
+    #[inline(always)]
+    pub fn torque_on_q(&self) -> Vec3 {
+        self.lever_q * self.arm
+    }
 }
 
 /// A complete contact model: normal law, tangential law, enduring-contact rule and optional lubrication.
@@ -354,12 +371,13 @@ impl ContactModel {
             }
         };
 
-        // Torques T = R_cp n x F_t on both sides (seed eq. 8).
+        // Torques T = R_cp n x F_t on both sides (seed eq. 8), formed where they are summed.
         let arm = g.normal.cross(tangential_force);
         Some(ContactForce {
             force_on_p: -normal_magnitude * g.normal + tangential_force,
-            torque_on_p: g.lever_p * arm,
-            torque_on_q: g.lever_q * arm,
+            arm,
+            lever_p: g.lever_p,
+            lever_q: g.lever_q,
             touching: true,
             sliding,
         })

@@ -143,14 +143,12 @@ pub(super) fn four_pairs<L: Lanes>(
         sliding = L::mask_to_array(slides);
     }
 
-    // Torques R_cp n x F_t on both sides (seed eq. 8).
+    // Torques R_cp n x F_t on both sides (seed eq. 8), formed where they are summed.
     let arm = normal.cross(tangential_force);
     let force_on_p = -normal_force * normal + tangential_force;
-    let torque_on_p = lever_p * arm;
-    let torque_on_q = lever_q * arm;
 
     let update = law.update;
-    let loads = scatter(maker, force_on_p, torque_on_p, torque_on_q);
+    let loads = scatter(maker, force_on_p, arm, lever_p, lever_q);
     let contact = L::mask_to_array(contact);
     let untouched = L::mask_to_array(untouched);
     let normal_speed = normal_speed.to_array();
@@ -194,29 +192,24 @@ fn gather<L: Lanes>(
     )
 }
 
-/// The loads of the four lanes: their nine components transposed back to one row per pair.
+/// The loads of the four lanes: their eight numbers transposed back to one row per pair.
 #[inline(always)]
 fn scatter<L: Lanes>(
     maker: L::Maker,
     force_on_p: Vec3Lanes<L>,
-    torque_on_p: Vec3Lanes<L>,
-    torque_on_q: Vec3Lanes<L>,
+    arm: Vec3Lanes<L>,
+    lever_p: L,
+    lever_q: L,
 ) -> [PairLoad; LANES] {
-    let first = L::rows(
-        [force_on_p.x, force_on_p.y, force_on_p.z, torque_on_p.x],
-        maker,
-    );
-    let second = L::rows(
-        [torque_on_p.y, torque_on_p.z, torque_on_q.x, torque_on_q.y],
-        maker,
-    );
-    let last = torque_on_q.z.to_array();
+    let first = L::rows([force_on_p.x, force_on_p.y, force_on_p.z, arm.x], maker);
+    let second = L::rows([arm.y, arm.z, lever_p, lever_q], maker);
     std::array::from_fn(|k| {
         let ([a, b, c, d], [e, f, g, h]) = (first[k], second[k]);
         PairLoad {
             force_on_p: Vec3::new(a, b, c),
-            torque_on_p: Vec3::new(d, e, f),
-            torque_on_q: Vec3::new(g, h, last[k]),
+            arm: Vec3::new(d, e, f),
+            lever_p: g,
+            lever_q: h,
         }
     })
 }
@@ -448,8 +441,16 @@ mod tests {
             for k in 0..pairs.len() {
                 let (e, g) = (expected[k], got[k]);
                 assert_eq!(
-                    [bits(e.force_on_p), bits(e.torque_on_p), bits(e.torque_on_q)],
-                    [bits(g.force_on_p), bits(g.torque_on_p), bits(g.torque_on_q)],
+                    [
+                        bits(e.force_on_p),
+                        bits(e.torque_on_p()),
+                        bits(e.torque_on_q())
+                    ],
+                    [
+                        bits(g.force_on_p),
+                        bits(g.torque_on_p()),
+                        bits(g.torque_on_q())
+                    ],
                     "pair {k}, {update:?}"
                 );
                 let (e, g) = (scalar_states[k], lane_states[k]);

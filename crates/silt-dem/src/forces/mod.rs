@@ -41,13 +41,28 @@ impl Loads {
     }
 }
 
-/// What pass 1 keeps of one pair (first member p, second q): the force on p (q receives the opposite) and
-/// the torques on both; zero when nothing acts. Three vectors instead of an `Option<ContactForce>`.
+/// What pass 1 keeps of one pair (first member p, second q): the force on p (q receives the opposite),
+/// the torque arm n x F_t and the two levers, whose products are the torques (pass 2 forms them); zero when
+/// nothing acts. Eight numbers in one cache line (aligned), so that pass 2 reads each slot from one line.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(64))]
 struct PairLoad {
     force_on_p: Vec3,
-    torque_on_p: Vec3,
-    torque_on_q: Vec3,
+    arm: Vec3,
+    lever_p: f64,
+    lever_q: f64,
+}
+
+impl PairLoad {
+    #[inline(always)]
+    fn torque_on_p(&self) -> Vec3 {
+        self.lever_p * self.arm
+    }
+
+    #[inline(always)]
+    fn torque_on_q(&self) -> Vec3 {
+        self.lever_q * self.arm
+    }
 }
 
 impl From<ContactForce> for PairLoad {
@@ -55,8 +70,9 @@ impl From<ContactForce> for PairLoad {
     fn from(c: ContactForce) -> Self {
         PairLoad {
             force_on_p: c.force_on_p,
-            torque_on_p: c.torque_on_p,
-            torque_on_q: c.torque_on_q,
+            arm: c.arm,
+            lever_p: c.lever_p,
+            lever_q: c.lever_q,
         }
     }
 }
@@ -462,7 +478,7 @@ pub fn compute_loads<H: ParticleHooks>(
                             |k: usize| near.incoming.get(incoming + k).map_or(0, |&s| s as usize);
                         visit_slots(slots, count, slot, |c| {
                             f -= c.force_on_p;
-                            t += c.torque_on_q;
+                            t += c.torque_on_q();
                         });
                         let row = near.row_start[i];
                         let count = near.row_start[i + 1] - row;
@@ -472,13 +488,13 @@ pub fn compute_loads<H: ParticleHooks>(
                             |k| row + k,
                             |c| {
                                 f += c.force_on_p;
-                                t += c.torque_on_p;
+                                t += c.torque_on_p();
                             },
                         );
                         for (wall, state) in ctx.walls.iter().zip(my_wall_states.iter_mut()) {
                             if let Some(c) = ctx.wall(&bodies[i], wall, state, update) {
                                 f += c.force_on_p;
-                                t += c.torque_on_p;
+                                t += c.torque_on_p();
                             }
                         }
                         f += bodies[i].mass * ctx.gravity;
