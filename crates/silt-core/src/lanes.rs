@@ -506,6 +506,18 @@ impl<L: Lanes> Add for Vec3Lanes<L> {
     }
 }
 
+impl<L: Lanes> Neg for Vec3Lanes<L> {
+    type Output = Self;
+    #[inline(always)]
+    fn neg(self) -> Self {
+        Vec3Lanes {
+            x: -self.x,
+            y: -self.y,
+            z: -self.z,
+        }
+    }
+}
+
 impl<L: Lanes> Sub for Vec3Lanes<L> {
     type Output = Self;
     #[inline(always)]

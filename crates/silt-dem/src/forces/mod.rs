@@ -8,19 +8,16 @@
 //! An integrator can hand per-particle work to passes 0 and 2 ([`ParticleHooks`]), so that a time step
 //! sweeps the particles twice instead of once more per update.
 
-mod hertz_lanes;
+mod pair_lanes;
 
-use crate::contact::{
-    ContactForce, ContactModel, ContactState, NormalLaw, PairProperties, Side, TangentialLaw,
-    Update,
-};
+use crate::contact::{ContactForce, ContactModel, ContactState, PairProperties, Side, Update};
 use crate::domain::Domain;
 use crate::geometry::{sphere_pair, sphere_wall, MinimumImage, SphereState};
 use crate::neighbor::NeighborList;
 use crate::particles::Particles;
 use crate::wall::Wall;
 use crate::Vec3;
-use hertz_lanes::{HertzShearLaw, LanePass};
+use pair_lanes::{LaneLaw, LanePass};
 use rayon::prelude::*;
 use silt_core::lanes::with_lanes;
 use silt_core::simd::vectorized;
@@ -392,25 +389,18 @@ pub fn compute_loads<H: ParticleHooks>(
         *near_of = near.build;
     }
     pair_loads.resize(near.pairs.len(), PairLoad::default());
-    let lane_law = match (
-        ctx.model.normal,
-        ctx.model.tangential,
-        ctx.model.lubrication,
-    ) {
-        (NormalLaw::Hertz(hertz), TangentialLaw::ShearHistory, None) => {
-            Some(HertzShearLaw { hertz, update })
-        }
-        _ => None,
-    };
+    let lane_law = LaneLaw::of(ctx.model);
     near_tasks(&near.pairs, &mut neighbors.state)
         .into_par_iter()
         .zip(pair_loads.par_chunks_mut(PAIRS_PER_TASK))
         .zip(near_pairs.par_chunks(PAIRS_PER_TASK))
         .for_each(|((task, slots), near_pairs)| {
             // Four pairs at a time where the law has a lane kernel, the rest one by one.
-            let done = match &lane_law {
+            let done = match lane_law {
                 Some(law) => with_lanes(LanePass {
                     law,
+                    ctx,
+                    update,
                     image: &image,
                     bodies,
                     pairs: task.pairs,
