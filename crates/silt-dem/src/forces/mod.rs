@@ -17,7 +17,7 @@ use crate::neighbor::NeighborList;
 use crate::particles::Particles;
 use crate::wall::Wall;
 use crate::Vec3;
-use pair_lanes::{LaneLaw, LanePass};
+use pair_lanes::{Kernel, LaneLaw, LanePass};
 use rayon::prelude::*;
 use silt_core::lanes::with_lanes;
 use silt_core::simd::vectorized;
@@ -398,11 +398,13 @@ pub fn compute_loads<H: ParticleHooks>(
             // Four pairs at a time where the law has a lane kernel, the rest one by one.
             let done = match lane_law {
                 Some(law) => with_lanes(LanePass {
-                    law,
-                    ctx,
-                    update,
-                    image: &image,
-                    bodies,
+                    kernel: Kernel {
+                        law,
+                        ctx,
+                        update,
+                        image: &image,
+                        bodies,
+                    },
                     pairs: task.pairs,
                     first_pair: task.first_pair,
                     states: &mut *task.states,

@@ -36,15 +36,20 @@ impl LaneLaw {
     }
 }
 
-/// Pass 1 of the pair loop over a run of near pairs, four at a time: `slots[n]` gets the loads of
-/// `near_pairs[n]`, whose contact memory is `states[pairs[n] - first_pair]`. Returns how many pairs it
-/// evaluated (all but the last `pairs.len() % 4`).
-pub(super) struct LanePass<'a> {
+/// What the kernel reads besides the pairs and their memories.
+pub(super) struct Kernel<'a> {
     pub law: LaneLaw,
     pub ctx: &'a ForceContext<'a>,
     pub update: Update,
     pub image: &'a MinimumImage,
     pub bodies: &'a [Body],
+}
+
+/// Pass 1 of the pair loop over a run of near pairs, four at a time: `slots[n]` gets the loads of
+/// `near_pairs[n]`, whose contact memory is `states[pairs[n] - first_pair]`. Returns how many pairs it
+/// evaluated (all but the last `pairs.len() % 4`).
+pub(super) struct LanePass<'a> {
+    pub kernel: Kernel<'a>,
     pub pairs: &'a [u32],
     pub first_pair: usize,
     pub states: &'a mut [ContactState],
@@ -52,50 +57,26 @@ pub(super) struct LanePass<'a> {
     pub slots: &'a mut [PairLoad],
 }
 
-/// What the kernel reads besides the pairs and their memories.
-struct Kernel<'a> {
-    law: LaneLaw,
-    ctx: &'a ForceContext<'a>,
-    update: Update,
-    image: &'a MinimumImage,
-    bodies: &'a [Body],
-}
-
 impl LaneWork for LanePass<'_> {
     type Output = usize;
 
     #[inline(always)]
     fn run<L: Lanes>(self, maker: L::Maker) -> usize {
-        let LanePass {
-            law,
-            ctx,
-            update,
-            image,
-            bodies,
-            pairs,
-            first_pair,
-            states,
-            near_pairs,
-            slots,
-        } = self;
-        let kernel = Kernel {
-            law,
-            ctx,
-            update,
-            image,
-            bodies,
-        };
-        let fours = pairs.chunks_exact(LANES).zip(slots.chunks_exact_mut(LANES));
-        for ((four, slots), near_four) in fours.zip(near_pairs.chunks_exact(LANES)) {
-            let memory = std::array::from_fn(|k| four[k] as usize - first_pair);
-            let states = states
+        let fours = self
+            .pairs
+            .chunks_exact(LANES)
+            .zip(self.slots.chunks_exact_mut(LANES));
+        for ((four, slots), near_four) in fours.zip(self.near_pairs.chunks_exact(LANES)) {
+            let memory = std::array::from_fn(|k| four[k] as usize - self.first_pair);
+            let states = self
+                .states
                 .get_disjoint_mut(memory)
                 .expect("distinct near pairs");
             let near_four = near_four.try_into().expect("four pairs");
-            let loads = four_pairs::<L>(maker, &kernel, near_four, states);
+            let loads = four_pairs::<L>(maker, &self.kernel, near_four, states);
             slots.copy_from_slice(&loads);
         }
-        pairs.len() / LANES * LANES
+        self.pairs.len() / LANES * LANES
     }
 }
 
@@ -553,14 +534,11 @@ mod tests {
         }
     }
 
-    /// The scalar kernel on every pair: loads and updated memories.
-    fn scalar(
+    /// Runs `work` with a force context of `model` in the test box.
+    fn in_context<R>(
         model: &ContactModel,
-        bodies: &[Body],
-        pairs: &[NearPair],
-        states: &mut [ContactState],
-        update: Update,
-    ) -> Vec<PairLoad> {
+        work: impl FnOnce(&ForceContext, &MinimumImage) -> R,
+    ) -> R {
         let domain = domain();
         let particles = Particles::default();
         let ctx = ForceContext {
@@ -571,16 +549,27 @@ mod tests {
             particles: &particles,
             densities: &[1.0, 1.0],
         };
-        let image = MinimumImage::new(&domain);
-        pairs
-            .iter()
-            .zip(states)
-            .map(|(pair, state)| {
-                let (p, q) = (&bodies[pair.first as usize], &bodies[pair.second as usize]);
-                ctx.pair(&image, p, q, &pair.constants, state, update)
-                    .map_or(PairLoad::default(), PairLoad::from)
-            })
-            .collect()
+        work(&ctx, &MinimumImage::new(&domain))
+    }
+
+    /// The scalar kernel on every pair: loads and updated memories.
+    fn scalar(
+        model: &ContactModel,
+        bodies: &[Body],
+        pairs: &[NearPair],
+        states: &mut [ContactState],
+        update: Update,
+    ) -> Vec<PairLoad> {
+        in_context(model, |ctx, image| {
+            let per_pair = pairs.iter().zip(states);
+            per_pair
+                .map(|(pair, state)| {
+                    let (p, q) = (&bodies[pair.first as usize], &bodies[pair.second as usize]);
+                    ctx.pair(image, p, q, &pair.constants, state, update)
+                        .map_or(PairLoad::default(), PairLoad::from)
+                })
+                .collect()
+        })
     }
 
     /// The lane kernel (the best backend of this processor) on every run of four pairs.
@@ -591,33 +580,27 @@ mod tests {
         states: &mut [ContactState],
         update: Update,
     ) -> Vec<PairLoad> {
-        let domain = domain();
-        let particles = Particles::default();
-        let ctx = ForceContext {
-            model,
-            domain: &domain,
-            walls: &[],
-            gravity: Vec3::ZERO,
-            particles: &particles,
-            densities: &[1.0, 1.0],
-        };
-        let image = MinimumImage::new(&domain);
-        let mut loads = vec![PairLoad::default(); pairs.len()];
-        let indices: Vec<u32> = (0..pairs.len() as u32).collect();
-        let done = with_lanes(LanePass {
-            law: LaneLaw::of(model).expect("a law with a lane kernel"),
-            ctx: &ctx,
-            update,
-            image: &image,
-            bodies,
-            pairs: &indices,
-            first_pair: 0,
-            states,
-            near_pairs: pairs,
-            slots: &mut loads,
-        });
-        assert_eq!(done, pairs.len() / LANES * LANES);
-        loads
+        in_context(model, |ctx, image| {
+            let mut loads = vec![PairLoad::default(); pairs.len()];
+            let indices: Vec<u32> = (0..pairs.len() as u32).collect();
+            let kernel = Kernel {
+                law: LaneLaw::of(model).expect("a law with a lane kernel"),
+                ctx,
+                update,
+                image,
+                bodies,
+            };
+            let done = with_lanes(LanePass {
+                kernel,
+                pairs: &indices,
+                first_pair: 0,
+                states,
+                near_pairs: pairs,
+                slots: &mut loads,
+            });
+            assert_eq!(done, pairs.len() / LANES * LANES);
+            loads
+        })
     }
 
     fn bits(v: Vec3) -> [u64; 3] {
