@@ -268,7 +268,7 @@ impl NeighborList {
                 );
                 let cutoff = radius[i] + radius[j] + range + near_skin;
                 image.separation(position[i], position[j]).length_squared() < cutoff * cutoff
-                    || state[pair as usize] != ContactState::default()
+                    || !state[pair as usize].is_empty()
             })
             .collect();
         let n = position.len();

@@ -539,7 +539,7 @@ impl DemSystem {
     pub fn checkpoint(&self) -> DemCheckpoint {
         let list = &self.neighbors;
         let pair_states = (0..list.pair_count())
-            .filter(|&p| list.state[p] != ContactState::default())
+            .filter(|&p| !list.state[p].is_empty())
             .map(|p| (list.first[p], list.second[p], list.state[p]))
             .collect();
         DemCheckpoint {

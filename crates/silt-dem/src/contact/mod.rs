@@ -37,8 +37,8 @@ pub struct ContactState {
 }
 
 impl ContactState {
-    /// `*self == ContactState::default()`, without branches (every field compared, the results combined
-    /// with `&`), for the lane kernels.
+    /// No memory: `*self == ContactState::default()`, without branches (every field compared, the results
+    /// combined with `&`), so that the lane kernels can take it for four pairs at once.
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
         !self.touching
@@ -269,7 +269,7 @@ impl ContactModel {
         update: Update,
     ) -> Option<ContactForce> {
         if g.gap > 0.0 {
-            if update.track_contacts && *state != ContactState::default() {
+            if update.track_contacts && !state.is_empty() {
                 *state = ContactState::default();
             }
             let lubrication = self.lubrication.filter(|l| l.acts_at(g.gap))?;
@@ -396,5 +396,58 @@ fn pair_coefficients(materials: MaterialPair, collision_time: f64) -> PairCoeffi
             / (PI * PI + ln_e * ln_e).sqrt(),
         linear_stiffness_per_mass: linear::stiffness(1.0, materials.e_dry, collision_time),
         linear_damping_per_mass: linear::damping(1.0, materials.e_dry, collision_time),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_memory_is_the_default_one() {
+        let empty = ContactState::default();
+        assert!(empty.is_empty());
+        // Each field on its own makes a memory, -0 springs (equal to +0) do not.
+        let variants = [
+            ContactState {
+                touching: true,
+                ..empty
+            },
+            ContactState {
+                sliding: true,
+                ..empty
+            },
+            ContactState {
+                impact_speed: 1e-300,
+                ..empty
+            },
+            ContactState {
+                stiffness: 2.0,
+                ..empty
+            },
+            ContactState {
+                damping: -1.0,
+                ..empty
+            },
+            ContactState {
+                spring: Vec3::new(0.0, 0.0, 1e-20),
+                ..empty
+            },
+            ContactState {
+                spring: Vec3::new(-0.0, 0.0, 0.0),
+                ..empty
+            },
+            ContactState {
+                spring: Vec3::new(f64::NAN, 0.0, 0.0),
+                ..empty
+            },
+        ];
+        for state in variants {
+            assert_eq!(
+                state.is_empty(),
+                state == ContactState::default(),
+                "{state:?}"
+            );
+        }
     }
 }

@@ -234,7 +234,7 @@ impl ForceContext<'_> {
         }
         let separation = image.separation(p.position, q.position);
         let reach = p.radius + q.radius + self.model.interaction_range();
-        if separation.length_squared() >= reach * reach && *state == ContactState::default() {
+        if separation.length_squared() >= reach * reach && state.is_empty() {
             return None;
         }
         let geometry = sphere_pair(separation, &p.sphere(), &q.sphere());
@@ -258,7 +258,7 @@ impl ForceContext<'_> {
         update: Update,
     ) -> Option<ContactForce> {
         let reach = p.radius + self.model.interaction_range();
-        if wall.distance(p.position) >= reach && *state == ContactState::default() {
+        if wall.distance(p.position) >= reach && state.is_empty() {
             return None;
         }
         let geometry = sphere_wall(p.position, &p.sphere(), wall);
