@@ -40,7 +40,7 @@ pub fn support(s: f64) -> (isize, [f64; 3]) {
 /// floor(s + 1/2) for the grid coordinates of markers (finite, far inside the isize range), without
 /// the library call that `f64::round` is on the baseline x86-64 target.
 #[inline]
-fn nearest_integer(s: f64) -> isize {
+pub(crate) fn nearest_integer(s: f64) -> isize {
     let t = s + 0.5;
     let n = t as isize;
     if (n as f64) > t {

@@ -11,7 +11,9 @@
 //! and -rho_f sum_l (X_l - x_p) x F_l Delta V_l (per unit fluid density here), summed over the passes.
 
 use crate::markers::SphereMarkers;
-use crate::transfer::{interpolate, spread, GridLayout, SpreadGroups, Stencil};
+use crate::transfer::{
+    interpolate, spread, warm_block, GridLayout, MarkerBlock, SpreadGroups, Stencil, TILE,
+};
 use crate::Vec3;
 use rayon::prelude::*;
 use silt_core::simd::vectorized;
@@ -114,12 +116,6 @@ impl DirectForcing {
     }
 }
 
-/// Markers per parallel task of the interpolation.
-const CHUNK: usize = 1024;
-
-/// Edge of the tiles that order the markers, in cells: 8^3 cells of three components fit in the L1 cache.
-const TILE: usize = 8;
-
 /// Why a marker does not force the fluid in a stage.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum MarkerState {
@@ -145,10 +141,8 @@ struct Workspace {
     arm: Vec<Vec3>,
     volume: Vec<f64>,
     state: Vec<MarkerState>,
-    /// Per marker: its tile (the sort key) and its supports for each component (meaningful for
-    /// enabled markers).
+    /// Per marker: its tile (the sort key; meaningful for enabled markers).
     tile: Vec<u32>,
-    supports: [Vec<Stencil>; 3],
     /// The enabled markers in tile order, and their supports in that order.
     enabled: Vec<u32>,
     stencils: [Vec<Stencil>; 3],
@@ -156,6 +150,9 @@ struct Workspace {
     tile_start: Vec<usize>,
     /// The enabled markers' z-slabs of tiles (ranges of `enabled`), the groups that spread them.
     slabs: Vec<std::ops::Range<usize>>,
+    /// The enabled markers by rows of tiles (one tile high and deep, the grid's width), with the rows and
+    /// planes their supports reach: the tasks of the interpolation and the blocks of spreading.
+    blocks: Vec<MarkerBlock>,
     groups: [SpreadGroups; 3],
     /// The predicted velocity u~ = u + delta of each component at its unknowns, forced pass by pass;
     /// up to date in the z-planes near a sphere (`near_spheres`), which hold every point the markers'
@@ -181,7 +178,6 @@ impl Workspace {
         let n = work.owner.len();
         work.state = vec![MarkerState::Enabled; n];
         work.tile = vec![0; n];
-        work.supports = std::array::from_fn(|_| vec![Stencil::default(); n]);
         work
     }
 
@@ -194,14 +190,12 @@ impl Workspace {
         // Tiles of the x-component's unknowns, by its support's middle point.
         let shape = layout.unknowns[0].shape;
         let tiles = shape.map(|n| n.div_ceil(TILE));
-        let [sx, sy, sz] = &mut self.supports;
         let (owner, arm) = (&self.owner, &self.arm);
         self.state
             .par_iter_mut()
             .zip(self.tile.par_iter_mut())
-            .zip(sx.par_iter_mut().zip(sy.par_iter_mut()).zip(sz))
             .enumerate()
-            .for_each(|(l, ((state, tile), ((sx, sy), sz)))| {
+            .for_each(|(l, (state, tile))| {
                 let p = owner[l] as usize;
                 let x = forcing.spheres[p].centre + arm[l];
                 // Supports (3 h wide) overlap when the marker is within 3 h of the other's marker sphere.
@@ -214,19 +208,13 @@ impl Workspace {
                     MarkerState::BetweenSpheres
                 } else {
                     match (
-                        layout.stencil(0, x),
-                        layout.stencil(1, x),
-                        layout.stencil(2, x),
+                        layout.support_centre(0, x),
+                        layout.support_centre(1, x),
+                        layout.support_centre(2, x),
                     ) {
-                        (Some(a), Some(b), Some(c)) => {
-                            let point = [
-                                a.offset[0][1] as usize,
-                                a.offset[1][1] as usize / shape[0],
-                                a.offset[2][1] as usize,
-                            ];
+                        (Some(point), Some(_), Some(_)) => {
                             let t = point.map(|i| i / TILE);
                             *tile = (t[0] + tiles[0] * (t[1] + tiles[1] * t[2])) as u32;
-                            (*sx, *sy, *sz) = (a, b, c);
                             MarkerState::Enabled
                         }
                         _ => MarkerState::AtWall,
@@ -253,6 +241,24 @@ impl Workspace {
                 self.tile_start[slab * per_slab]..self.tile_start[(slab + 1) * per_slab]
             }),
         );
+        self.blocks.clear();
+        let tile = TILE as isize;
+        for row_of_tiles in 0..tiles[1] * tiles[2] {
+            let markers = self.tile_start[row_of_tiles * tiles[0]]
+                ..self.tile_start[(row_of_tiles + 1) * tiles[0]];
+            if markers.is_empty() {
+                continue;
+            }
+            let (ty, tz) = (
+                (row_of_tiles % tiles[1]) as isize,
+                (row_of_tiles / tiles[1]) as isize,
+            );
+            self.blocks.push(MarkerBlock {
+                markers,
+                rows: ty * tile - 2..(ty + 1) * tile + 2,
+                planes: tz * tile - 2..(tz + 1) * tile + 2,
+            });
+        }
         self.enabled.clear();
         self.enabled.resize(enabled_count, 0);
         for (l, (state, &tile)) in self.state.iter().zip(&self.tile).enumerate() {
@@ -263,12 +269,21 @@ impl Workspace {
             }
         }
         mark_planes_near_spheres(forcing, &mut self.near_spheres);
+        // The supports, computed in the tile order the passes read them in.
+        let (owner, arm) = (&self.owner, &self.arm);
+        let [sx, sy, sz] = &mut self.stencils;
+        for stencils in [&mut *sx, &mut *sy, &mut *sz] {
+            stencils.resize(enabled_count, Stencil::default());
+        }
+        self.enabled
+            .par_iter()
+            .zip(sx.par_iter_mut().zip(sy.par_iter_mut()).zip(sz))
+            .for_each(|(&l, ((sx, sy), sz))| {
+                let x = forcing.spheres[owner[l as usize] as usize].centre + arm[l as usize];
+                let stencil = |c| layout.stencil(c, x).unwrap_or_default();
+                (*sx, *sy, *sz) = (stencil(0), stencil(1), stencil(2));
+            });
         for c in 0..3 {
-            let supports = &self.supports[c];
-            self.enabled
-                .par_iter()
-                .map(|&l| supports[l as usize])
-                .collect_into_vec(&mut self.stencils[c]);
             self.groups[c] = SpreadGroups::new(layout, c, &self.stencils[c], &self.slabs);
         }
     }
@@ -276,6 +291,19 @@ impl Workspace {
     fn count(&self, state: MarkerState) -> usize {
         self.state.iter().filter(|&&s| s == state).count()
     }
+}
+
+/// `values` cut into the consecutive pieces of the `blocks`' marker ranges (which start at 0 and cover
+/// `values` without gaps).
+fn split_by_blocks<'a, T>(mut values: &'a mut [T], blocks: &[MarkerBlock]) -> Vec<&'a mut [T]> {
+    let mut pieces = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let (piece, rest) = values.split_at_mut(block.markers.len());
+        pieces.push(piece);
+        values = rest;
+    }
+    debug_assert!(values.is_empty());
+    pieces
 }
 
 /// For each component, the z-planes of its unknowns within R + 3 h of a sphere's centre (along z): the
@@ -387,22 +415,26 @@ impl StageForcing for DirectForcing {
                 enabled,
                 predicted,
                 change,
+                blocks,
                 ..
             } = &mut work;
             let spheres = &self.spheres;
             let plane_len = layout.unknowns.map(|u| u.shape[0] * u.shape[1]);
-            // In chunks, each compiled for the processor's widest vector instructions.
+            // By blocks of markers, each compiled for the processor's widest vector instructions.
             change.resize(enabled.len(), Vec3::ZERO);
-            change
-                .par_chunks_mut(CHUNK)
-                .zip(enabled.par_chunks(CHUNK))
-                .enumerate()
-                .for_each(|(chunk, (change, enabled))| {
+            split_by_blocks(change, blocks)
+                .into_par_iter()
+                .zip(blocks.par_iter())
+                .for_each(|(change, block)| {
                     vectorized(
                         #[inline(always)]
                         || {
-                            for (k, (change, &l)) in change.iter_mut().zip(enabled).enumerate() {
-                                let (e, l) = (chunk * CHUNK + k, l as usize);
+                            let warmed: f64 = (0..3)
+                                .map(|c| warm_block(layout, c, &predicted[c], block))
+                                .sum();
+                            std::hint::black_box(warmed);
+                            for (change, e) in change.iter_mut().zip(block.markers.clone()) {
+                                let l = enabled[e] as usize;
                                 let sphere = &spheres[owner[l] as usize];
                                 let desired =
                                     sphere.velocity + sphere.angular_velocity.cross(arm[l]);
@@ -426,6 +458,7 @@ impl StageForcing for DirectForcing {
                     predicted,
                     change,
                     values,
+                    blocks,
                     ..
                 } = &mut work;
                 enabled
@@ -440,6 +473,7 @@ impl StageForcing for DirectForcing {
                     &groups[c],
                     values,
                     &mut predicted[c],
+                    blocks,
                 );
             }
             for (t, f) in work.total.iter_mut().zip(&work.change) {
