@@ -159,10 +159,14 @@ struct Workspace {
     /// supports and the inner-fluid integrals reach.
     predicted: [Vec<f64>; 3],
     near_spheres: [Vec<bool>; 3],
+    /// Per enabled marker (tile order): the velocity of the sphere at the marker, U_d = U + Omega x r.
+    desired: Vec<Vec3>,
+    /// Per enabled marker (tile order): its volume Delta V_l.
+    enabled_volume: Vec<f64>,
     /// Per enabled marker: the force of the pass, the force summed over the passes, the spread value.
     change: Vec<Vec3>,
     total: Vec<Vec3>,
-    values: Vec<f64>,
+    values: [Vec<f64>; 3],
 }
 
 impl Workspace {
@@ -190,6 +194,23 @@ impl Workspace {
         // Tiles of the x-component's unknowns, by its support's middle point.
         let shape = layout.unknowns[0].shape;
         let tiles = shape.map(|n| n.div_ceil(TILE));
+        // Supports (3 h wide) overlap when a marker is within 3 h of the other sphere's marker sphere:
+        // |r + e|^2 < reach^2 for the marker's arm r and e the separation of the centres, i.e.
+        // |r|^2 + 2 r.e + (|e|^2 - reach^2) < 0. Per sphere, its neighbours' 2 e and |e|^2 - reach^2.
+        let close: Vec<Vec<(Vec3, f64)>> = neighbours
+            .par_iter()
+            .enumerate()
+            .map(|(p, list)| {
+                list.iter()
+                    .map(|&q| {
+                        let e =
+                            layout.separation(forcing.spheres[q].centre, forcing.spheres[p].centre);
+                        let reach = forcing.markers[q].marker_radius + 3.0 * h;
+                        (2.0 * e, e.length_squared() - reach * reach)
+                    })
+                    .collect()
+            })
+            .collect();
         let (owner, arm) = (&self.owner, &self.arm);
         self.state
             .par_iter_mut()
@@ -197,22 +218,17 @@ impl Workspace {
             .enumerate()
             .for_each(|(l, (state, tile))| {
                 let p = owner[l] as usize;
-                let x = forcing.spheres[p].centre + arm[l];
-                // Supports (3 h wide) overlap when the marker is within 3 h of the other's marker sphere.
-                let overlaps = neighbours[p].iter().any(|&q| {
-                    let to_centre = layout.separation(forcing.spheres[q].centre, x);
-                    let reach = forcing.markers[q].marker_radius + 3.0 * h;
-                    to_centre.length_squared() < reach * reach
-                });
+                let r = arm[l];
+                let x = forcing.spheres[p].centre + r;
+                let r2 = r.length_squared();
+                let overlaps = close[p]
+                    .iter()
+                    .any(|&(two_e, rest)| r2 + r.dot(two_e) + rest < 0.0);
                 *state = if overlaps {
                     MarkerState::BetweenSpheres
                 } else {
-                    match (
-                        layout.support_centre(0, x),
-                        layout.support_centre(1, x),
-                        layout.support_centre(2, x),
-                    ) {
-                        (Some(point), Some(_), Some(_)) => {
+                    match layout.support_centres(x) {
+                        Some(point) => {
                             let t = point.map(|i| i / TILE);
                             *tile = (t[0] + tiles[0] * (t[1] + tiles[1] * t[2])) as u32;
                             MarkerState::Enabled
@@ -269,19 +285,32 @@ impl Workspace {
             }
         }
         mark_planes_near_spheres(forcing, &mut self.near_spheres);
-        // The supports, computed in the tile order the passes read them in.
         let (owner, arm) = (&self.owner, &self.arm);
+        // The supports and the sphere's velocity at each marker, computed in the tile order the passes
+        // read them in.
         let [sx, sy, sz] = &mut self.stencils;
         for stencils in [&mut *sx, &mut *sy, &mut *sz] {
             stencils.resize(enabled_count, Stencil::default());
         }
+        self.desired.resize(enabled_count, Vec3::ZERO);
+        self.enabled_volume.resize(enabled_count, 0.0);
+        let volume = &self.volume;
         self.enabled
             .par_iter()
             .zip(sx.par_iter_mut().zip(sy.par_iter_mut()).zip(sz))
-            .for_each(|(&l, ((sx, sy), sz))| {
-                let x = forcing.spheres[owner[l as usize] as usize].centre + arm[l as usize];
-                let stencil = |c| layout.stencil(c, x).unwrap_or_default();
-                (*sx, *sy, *sz) = (stencil(0), stencil(1), stencil(2));
+            .zip(
+                self.desired
+                    .par_iter_mut()
+                    .zip(self.enabled_volume.par_iter_mut()),
+            )
+            .for_each(|((&l, ((sx, sy), sz)), (desired, enabled_volume))| {
+                *enabled_volume = volume[l as usize];
+                let sphere = &forcing.spheres[owner[l as usize] as usize];
+                let arm = arm[l as usize];
+                let x = sphere.centre + arm;
+                // Enabled markers have all three supports.
+                [*sx, *sy, *sz] = layout.stencils(x).unwrap_or_default();
+                *desired = sphere.velocity + sphere.angular_velocity.cross(arm);
             });
         for c in 0..3 {
             self.groups[c] = SpreadGroups::new(layout, c, &self.stencils[c], &self.slabs);
@@ -409,23 +438,35 @@ impl StageForcing for DirectForcing {
         for _ in 0..self.iterations {
             // 1-2. The forced velocity at the markers and the force that brings it to U_d.
             let Workspace {
-                owner,
-                arm,
                 stencils,
-                enabled,
+                desired,
+                enabled_volume: volume,
+                groups,
                 predicted,
                 change,
+                total,
+                values,
                 blocks,
                 ..
             } = &mut work;
-            let spheres = &self.spheres;
             let plane_len = layout.unknowns.map(|u| u.shape[0] * u.shape[1]);
             // By blocks of markers, each compiled for the processor's widest vector instructions.
-            change.resize(enabled.len(), Vec3::ZERO);
+            change.resize(desired.len(), Vec3::ZERO);
+            for values in values.iter_mut() {
+                values.resize(desired.len(), 0.0);
+            }
+            let [vx, vy, vz] = values;
             split_by_blocks(change, blocks)
                 .into_par_iter()
+                .zip(split_by_blocks(total, blocks))
+                .zip(
+                    split_by_blocks(vx, blocks)
+                        .into_par_iter()
+                        .zip(split_by_blocks(vy, blocks))
+                        .zip(split_by_blocks(vz, blocks)),
+                )
                 .zip(blocks.par_iter())
-                .for_each(|(change, block)| {
+                .for_each(|(((change, total), ((vx, vy), vz)), block)| {
                     vectorized(
                         #[inline(always)]
                         || {
@@ -433,51 +474,36 @@ impl StageForcing for DirectForcing {
                                 .map(|c| warm_block(layout, c, &predicted[c], block))
                                 .sum();
                             std::hint::black_box(warmed);
-                            for (change, e) in change.iter_mut().zip(block.markers.clone()) {
-                                let l = enabled[e] as usize;
-                                let sphere = &spheres[owner[l] as usize];
-                                let desired =
-                                    sphere.velocity + sphere.angular_velocity.cross(arm[l]);
+                            let markers = block.markers.clone();
+                            for (k, e) in markers.enumerate() {
                                 let interpolated = Vec3::new(
                                     interpolate(&stencils[0][e], &predicted[0], plane_len[0]),
                                     interpolate(&stencils[1][e], &predicted[1], plane_len[1]),
                                     interpolate(&stencils[2][e], &predicted[2], plane_len[2]),
                                 );
-                                *change = (desired - interpolated) / stage_length;
+                                let f = (desired[e] - interpolated) / stage_length;
+                                change[k] = f;
+                                total[k] += f;
+                                // 3. What spreading adds: dt_k F_l Delta V_l / h^3 (delta_h carries
+                                // 1 / h^3).
+                                let spread_value = |f: f64| stage_length * f * volume[e] / h3;
+                                (vx[k], vy[k], vz[k]) =
+                                    (spread_value(f.x), spread_value(f.y), spread_value(f.z));
                             }
                         },
                     )
                 });
-            // 3. Spread dt_k F_l Delta V_l / h^3 (delta_h carries 1 / h^3) into the predicted velocity.
+            // 3. Spread into the predicted velocity.
             for c in 0..3 {
-                let Workspace {
-                    volume,
-                    stencils,
-                    enabled,
-                    groups,
-                    predicted,
-                    change,
-                    values,
-                    blocks,
-                    ..
-                } = &mut work;
-                enabled
-                    .par_iter()
-                    .zip(change.par_iter())
-                    .map(|(&l, f)| stage_length * f[c] * volume[l as usize] / h3)
-                    .collect_into_vec(values);
                 spread(
                     layout,
                     c,
                     &stencils[c],
                     &groups[c],
-                    values,
+                    &values[c],
                     &mut predicted[c],
                     blocks,
                 );
-            }
-            for (t, f) in work.total.iter_mut().zip(&work.change) {
-                *t += *f;
             }
         }
         // The increment that carries u to the forced velocity.

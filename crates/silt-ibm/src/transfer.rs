@@ -73,27 +73,79 @@ impl GridLayout {
         Some(stencil)
     }
 
-    /// Where [`GridLayout::stencil`] gives a support: the indices, among the unknowns of component c, of
-    /// the support's middle point; `None` where it gives none. Cheaper (no weights, nothing stored).
+    /// The supports of all three components at `x` ([`GridLayout::stencil`] of each, the same values):
+    /// along each axis the weights of the points on the faces and of the points between them are
+    /// computed once and shared by the components that sit there.
     #[inline(always)]
-    pub fn support_centre(&self, c: usize, x: Vec3) -> Option<[usize; 3]> {
-        let Unknowns { start, .. } = self.unknowns[c];
-        if self.unknowns[c].len() > Self::MAX_UNKNOWNS {
+    pub fn stencils(&self, x: Vec3) -> Option<[Stencil; 3]> {
+        if self.unknowns.iter().any(|u| u.len() > Self::MAX_UNKNOWNS) {
+            return None;
+        }
+        let inverse_spacing = 1.0 / self.grid.spacing;
+        let mut stencils = [Stencil::default(); 3];
+        for a in 0..3 {
+            let on_faces = (x[a] - self.grid.origin[a]) * inverse_spacing;
+            let between = on_faces + 0.5;
+            if !between.is_finite() {
+                return None;
+            }
+            let supports = [support(on_faces), support(between)];
+            for (c, stencil) in stencils.iter_mut().enumerate() {
+                let Unknowns { start, shape } = self.unknowns[c];
+                let stride = if a == 1 { shape[0] } else { 1 };
+                let (first, weight) = supports[usize::from(a != c)];
+                let count = shape[a] as isize;
+                let first = first - start[a] as isize;
+                let indices = if self.periodic[a] {
+                    // Wrapped into the period; the next two points wrap at most once more.
+                    let first = first.rem_euclid(count);
+                    let wrap = |i: isize| if i >= count { i - count } else { i };
+                    [first, wrap(first + 1), wrap(first + 2)]
+                } else if first >= 0 && first + 2 < count {
+                    [first, first + 1, first + 2]
+                } else {
+                    return None;
+                };
+                for m in 0..3 {
+                    stencil.offset[a][m] = (indices[m] as usize * stride) as u32;
+                }
+                stencil.weight[a] = weight;
+            }
+        }
+        Some(stencils)
+    }
+
+    /// Where [`GridLayout::stencils`] gives the supports: the indices, among the x-component's unknowns,
+    /// of its support's middle point; `None` where it gives none. Cheaper (no weights, nothing stored).
+    #[inline(always)]
+    pub fn support_centres(&self, x: Vec3) -> Option<[usize; 3]> {
+        if self.unknowns.iter().any(|u| u.len() > Self::MAX_UNKNOWNS) {
             return None;
         }
         let inverse_spacing = 1.0 / self.grid.spacing;
         let mut centre = [0; 3];
         for a in 0..3 {
-            let half = if a == c { 0.0 } else { 0.5 };
-            let s = (x[a] - self.grid.origin[a]) * inverse_spacing + half;
-            if !s.is_finite() {
+            let on_faces = (x[a] - self.grid.origin[a]) * inverse_spacing;
+            let between = on_faces + 0.5;
+            if !between.is_finite() {
                 return None;
             }
-            let n = nearest_integer(s);
-            // The three points n - 1, n, n + 1 (a bounded axis holds n when it holds both ends).
-            self.unknown_index(c, a, n - 1)?;
-            self.unknown_index(c, a, n + 1)?;
-            centre[a] = self.unknown_index(c, a, n)? - start[a];
+            let nearest = [nearest_integer(on_faces), nearest_integer(between)];
+            for c in 0..3 {
+                let Unknowns { start, shape } = self.unknowns[c];
+                let count = shape[a] as isize;
+                let first = nearest[usize::from(a != c)] - 1 - start[a] as isize;
+                let middle = if self.periodic[a] {
+                    (first + 1).rem_euclid(count)
+                } else if first >= 0 && first + 2 < count {
+                    first + 1
+                } else {
+                    return None;
+                };
+                if c == 0 {
+                    centre[a] = middle as usize;
+                }
+            }
         }
         Some(centre)
     }
@@ -620,8 +672,9 @@ mod tests {
         }
     }
 
-    /// `support_centre` gives a point exactly where `stencil` gives a support, and that point is the
-    /// support's middle one; near walls, across the periodic seam and at random places.
+    /// `stencils` gives the three components' supports (as `stencil` gives each) where all exist, and
+    /// `support_centres` the middle point of the x-component's exactly there; near walls, across the
+    /// periodic seam and at random places.
     #[test]
     fn support_centres_match_stencils() {
         let walls = layout([9, 8, 7], &Boundaries::channel(1));
@@ -641,21 +694,21 @@ mod tests {
                     layout.grid.origin[1] + (1.2 * random() - 0.1) * lengths[1],
                     layout.grid.origin[2] + (1.2 * random() - 0.1) * lengths[2],
                 );
-                for c in 0..3 {
-                    let shape = layout.unknowns[c].shape;
-                    let expected = layout.stencil(c, x).map(|s| {
-                        [
-                            s.offset[0][1] as usize,
-                            s.offset[1][1] as usize / shape[0],
-                            s.offset[2][1] as usize,
-                        ]
-                    });
-                    assert_eq!(
-                        layout.support_centre(c, x),
-                        expected,
-                        "{x:?}, component {c}"
-                    );
-                }
+                let each = [0, 1, 2].map(|c| layout.stencil(c, x));
+                let all = each
+                    .iter()
+                    .all(Option::is_some)
+                    .then(|| each.map(Option::unwrap));
+                assert_eq!(layout.stencils(x), all, "{x:?}");
+                let shape = layout.unknowns[0].shape;
+                let centre = all.map(|[s, _, _]| {
+                    [
+                        s.offset[0][1] as usize,
+                        s.offset[1][1] as usize / shape[0],
+                        s.offset[2][1] as usize,
+                    ]
+                });
+                assert_eq!(layout.support_centres(x), centre, "{x:?}");
             }
         }
     }
