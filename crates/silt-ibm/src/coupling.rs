@@ -161,17 +161,31 @@ impl StageForcing for CoupledParticles {
         let inner_clock = std::time::Instant::now();
         let layout = &self.forcing.layout;
         let forced = std::array::from_fn(|c| self.forcing.forced_velocity(c));
-        let inner: Vec<(Vec3, Vec3)> = self
-            .forcing
-            .spheres
+        // Spheres taken by position (z, then y, then x, in 8-cell slabs), so that each thread's run of
+        // spheres finds the rows its neighbours brought into the cache.
+        let spheres = &self.forcing.spheres;
+        let slab = |x: f64, a: usize| {
+            ((x - layout.grid.origin[a]) / (8.0 * layout.grid.spacing)).floor() as i64
+        };
+        let mut order: Vec<usize> = (0..spheres.len()).collect();
+        order.sort_by_key(|&p| {
+            let c = spheres[p].centre;
+            (slab(c.z, 2), slab(c.y, 1), slab(c.x, 0), p)
+        });
+        let by_position: Vec<(Vec3, Vec3)> = order
             .par_iter()
-            .map(|s| {
+            .map(|&p| {
+                let s = &spheres[p];
                 vectorized(
                     #[inline(always)]
                     || inner_momentum(layout, s.centre, s.radius, forced),
                 )
             })
             .collect();
+        let mut inner = vec![(Vec3::ZERO, Vec3::ZERO); spheres.len()];
+        for (&p, integrals) in order.iter().zip(by_position) {
+            inner[p] = integrals;
+        }
         let previous = self.inner.replace(inner.clone());
         self.inner_seconds += inner_clock.elapsed().as_secs_f64();
 
