@@ -78,36 +78,18 @@ impl GridLayout {
     /// computed once and shared by the components that sit there.
     #[inline(always)]
     pub fn stencils(&self, x: Vec3) -> Option<[Stencil; 3]> {
-        if self.unknowns.iter().any(|u| u.len() > Self::MAX_UNKNOWNS) {
-            return None;
-        }
-        let inverse_spacing = 1.0 / self.grid.spacing;
         let mut stencils = [Stencil::default(); 3];
         for a in 0..3 {
-            let on_faces = (x[a] - self.grid.origin[a]) * inverse_spacing;
-            let between = on_faces + 0.5;
-            if !between.is_finite() {
-                return None;
-            }
+            let [on_faces, between] = self.grid_coordinates(x, a)?;
             let supports = [support(on_faces), support(between)];
             for (c, stencil) in stencils.iter_mut().enumerate() {
-                let Unknowns { start, shape } = self.unknowns[c];
+                let shape = self.unknowns[c].shape;
                 let stride = if a == 1 { shape[0] } else { 1 };
                 let (first, weight) = supports[usize::from(a != c)];
-                let count = shape[a] as isize;
-                let first = first - start[a] as isize;
-                let indices = if self.periodic[a] {
-                    // Wrapped into the period; the next two points wrap at most once more.
-                    let first = first.rem_euclid(count);
-                    let wrap = |i: isize| if i >= count { i - count } else { i };
-                    [first, wrap(first + 1), wrap(first + 2)]
-                } else if first >= 0 && first + 2 < count {
-                    [first, first + 1, first + 2]
-                } else {
-                    return None;
-                };
+                let first = self.first_unknown(c, a, first)?;
                 for m in 0..3 {
-                    stencil.offset[a][m] = (indices[m] as usize * stride) as u32;
+                    let index = self.wrap_once(c, a, first + m as isize);
+                    stencil.offset[a][m] = (index * stride) as u32;
                 }
                 stencil.weight[a] = weight;
             }
@@ -119,35 +101,53 @@ impl GridLayout {
     /// of its support's middle point; `None` where it gives none. Cheaper (no weights, nothing stored).
     #[inline(always)]
     pub fn support_centres(&self, x: Vec3) -> Option<[usize; 3]> {
-        if self.unknowns.iter().any(|u| u.len() > Self::MAX_UNKNOWNS) {
-            return None;
-        }
-        let inverse_spacing = 1.0 / self.grid.spacing;
         let mut centre = [0; 3];
         for a in 0..3 {
-            let on_faces = (x[a] - self.grid.origin[a]) * inverse_spacing;
-            let between = on_faces + 0.5;
-            if !between.is_finite() {
-                return None;
-            }
+            let [on_faces, between] = self.grid_coordinates(x, a)?;
             let nearest = [nearest_integer(on_faces), nearest_integer(between)];
             for c in 0..3 {
-                let Unknowns { start, shape } = self.unknowns[c];
-                let count = shape[a] as isize;
-                let first = nearest[usize::from(a != c)] - 1 - start[a] as isize;
-                let middle = if self.periodic[a] {
-                    (first + 1).rem_euclid(count)
-                } else if first >= 0 && first + 2 < count {
-                    first + 1
-                } else {
-                    return None;
-                };
+                // The support's points are n - 1, n, n + 1 for the nearest grid index n.
+                let first = self.first_unknown(c, a, nearest[usize::from(a != c)] - 1)?;
                 if c == 0 {
-                    centre[a] = middle as usize;
+                    centre[a] = self.wrap_once(c, a, first + 1);
                 }
             }
         }
         Some(centre)
+    }
+
+    /// The position of `x` along axis `a` in grid units, counted from the faces and from the points
+    /// between them (half a cell further); `None` if not finite or on a grid too large for 32-bit offsets.
+    #[inline(always)]
+    fn grid_coordinates(&self, x: Vec3, a: usize) -> Option<[f64; 2]> {
+        if self.unknowns.iter().any(|u| u.len() > Self::MAX_UNKNOWNS) {
+            return None;
+        }
+        // As in `stencil`: times the inverse spacing, so that both give the same bits.
+        let on_faces = (x[a] - self.grid.origin[a]) * (1.0 / self.grid.spacing);
+        let between = on_faces + 0.5;
+        between.is_finite().then_some([on_faces, between])
+    }
+
+    /// Of three points starting at grid index `first` along axis `a`, the first one's index among the
+    /// unknowns of component c: wrapped into the period on a periodic axis, `None` on a bounded axis
+    /// unless all three are unknowns.
+    #[inline(always)]
+    fn first_unknown(&self, c: usize, a: usize, first: isize) -> Option<isize> {
+        let Unknowns { start, shape } = self.unknowns[c];
+        let (first, count) = (first - start[a] as isize, shape[a] as isize);
+        if self.periodic[a] {
+            Some(first.rem_euclid(count))
+        } else {
+            (first >= 0 && first + 2 < count).then_some(first)
+        }
+    }
+
+    /// An index among component c's unknowns along axis `a` at most one period past the end, wrapped.
+    #[inline(always)]
+    fn wrap_once(&self, c: usize, a: usize, i: isize) -> usize {
+        let count = self.unknowns[c].shape[a] as isize;
+        (if i >= count { i - count } else { i }) as usize
     }
 
     /// b - a, along periodic axes the shortest of its images (a and b within one period of each other
@@ -679,21 +679,19 @@ mod tests {
     fn support_centres_match_stencils() {
         let walls = layout([9, 8, 7], &Boundaries::channel(1));
         let periodic = layout([9, 8, 7], &Boundaries::periodic());
-        let mut seed = 12345u64;
+        // Points spread over the box and 10 % beyond it by additive recurrences (irrational steps).
+        let mut k = 0.0;
         let mut random = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
+            k += 1.0;
+            [0.754_877_666, 0.569_840_291, 0.362_892_055].map(|step: f64| (k * step).fract())
         };
         for layout in [&walls, &periodic] {
             let lengths = layout.grid.lengths();
             for _ in 0..2000 {
-                let x = Vec3::new(
-                    layout.grid.origin[0] + (1.2 * random() - 0.1) * lengths[0],
-                    layout.grid.origin[1] + (1.2 * random() - 0.1) * lengths[1],
-                    layout.grid.origin[2] + (1.2 * random() - 0.1) * lengths[2],
-                );
+                let r = random();
+                let x = Vec3::from_array(std::array::from_fn(|a| {
+                    layout.grid.origin[a] + (1.2 * r[a] - 0.1) * lengths[a]
+                }));
                 let each = [0, 1, 2].map(|c| layout.stencil(c, x));
                 let all = each
                     .iter()
