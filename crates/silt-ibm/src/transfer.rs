@@ -48,27 +48,13 @@ impl GridLayout {
     /// the component (across or onto a wall): such a marker is disabled (seed Fig. 2).
     #[inline(always)]
     pub fn stencil(&self, c: usize, x: Vec3) -> Option<Stencil> {
-        let Unknowns { start, shape } = self.unknowns[c];
-        if self.unknowns[c].len() > Self::MAX_UNKNOWNS {
-            return None;
-        }
-        let strides = [1, shape[0], 1];
-        let inverse_spacing = 1.0 / self.grid.spacing;
         let mut stencil = Stencil::default();
         for a in 0..3 {
             // Field index i of a point of component c sits at origin + (i - 1/2) h off its own axis and
             // at origin + i h along it (silt_fluid::grid).
-            let half = if a == c { 0.0 } else { 0.5 };
-            let s = (x[a] - self.grid.origin[a]) * inverse_spacing + half;
-            if !s.is_finite() {
-                return None;
-            }
-            let (first, weight) = support(s);
-            for m in 0..3 {
-                let index = self.unknown_index(c, a, first + m as isize)?;
-                stencil.offset[a][m] = ((index - start[a]) * strides[a]) as u32;
-            }
-            stencil.weight[a] = weight;
+            let [on_faces, between] = self.grid_coordinates(x, a)?;
+            let support = support(if a == c { on_faces } else { between });
+            self.set_axis(&mut stencil, c, a, support)?;
         }
         Some(stencil)
     }
@@ -83,18 +69,32 @@ impl GridLayout {
             let [on_faces, between] = self.grid_coordinates(x, a)?;
             let supports = [support(on_faces), support(between)];
             for (c, stencil) in stencils.iter_mut().enumerate() {
-                let shape = self.unknowns[c].shape;
-                let stride = if a == 1 { shape[0] } else { 1 };
-                let (first, weight) = supports[usize::from(a != c)];
-                let first = self.first_unknown(c, a, first)?;
-                for m in 0..3 {
-                    let index = self.wrap_once(c, a, first + m as isize);
-                    stencil.offset[a][m] = (index * stride) as u32;
-                }
-                stencil.weight[a] = weight;
+                self.set_axis(stencil, c, a, supports[usize::from(a != c)])?;
             }
         }
         Some(stencils)
+    }
+
+    /// Axis `a` of component c's `stencil` from the 1D support (grid index of its first point, weights);
+    /// `None` where the points are not all unknowns.
+    #[inline(always)]
+    fn set_axis(
+        &self,
+        stencil: &mut Stencil,
+        c: usize,
+        a: usize,
+        (first, weight): (isize, [f64; 3]),
+    ) -> Option<()> {
+        let shape = self.unknowns[c].shape;
+        // Offsets within a plane along y, plane indices along z.
+        let stride = if a == 1 { shape[0] } else { 1 };
+        let first = self.first_unknown(c, a, first)?;
+        for m in 0..3 {
+            let index = self.wrap_once(c, a, first + m as isize);
+            stencil.offset[a][m] = (index * stride) as u32;
+        }
+        stencil.weight[a] = weight;
+        Some(())
     }
 
     /// Where [`GridLayout::stencils`] gives the supports: the indices, among the x-component's unknowns,
@@ -123,7 +123,6 @@ impl GridLayout {
         if self.unknowns.iter().any(|u| u.len() > Self::MAX_UNKNOWNS) {
             return None;
         }
-        // As in `stencil`: times the inverse spacing, so that both give the same bits.
         let on_faces = (x[a] - self.grid.origin[a]) * (1.0 / self.grid.spacing);
         let between = on_faces + 0.5;
         between.is_finite().then_some([on_faces, between])
