@@ -136,7 +136,23 @@ impl GridLayout {
         let Unknowns { start, shape } = self.unknowns[c];
         let (first, count) = (first - start[a] as isize, shape[a] as isize);
         if self.periodic[a] {
-            Some(first.rem_euclid(count))
+            // Markers lie within a period of the domain: one addition or subtraction wraps them (no
+            // integer division, which costs as much as the rest of a support).
+            Some(if first < 0 {
+                if first + count >= 0 {
+                    first + count
+                } else {
+                    first.rem_euclid(count)
+                }
+            } else if first >= count {
+                if first - count < count {
+                    first - count
+                } else {
+                    first.rem_euclid(count)
+                }
+            } else {
+                first
+            })
         } else {
             (first >= 0 && first + 2 < count).then_some(first)
         }
