@@ -129,7 +129,7 @@ enum MarkerState {
 
 /// Tiles along y in a block of markers ([`MarkerBlock`]): one component's rows of a block, with the
 /// supports' margin, are about 440 KB on a grid 128 cells wide, which stays in a 1 MB L2 cache. Taller
-/// blocks read less margin (2 rows above and below) per row of markers.
+/// blocks read less margin (2 rows below and 1 above) per row of markers.
 const BLOCK_TILES: usize = 4;
 
 /// The markers of all spheres in one flat list (sphere by sphere), their supports in the current stage,
@@ -263,6 +263,9 @@ impl Workspace {
         );
         self.blocks.clear();
         let tile = TILE as isize;
+        // Rows and planes are unwrapped indices: from `below` under a block's first to `above` past
+        // its last (tile - 1 past the first of its last tile), the range's end one further.
+        let reach: [(isize, isize); 3] = std::array::from_fn(|a| layout.support_reach(a));
         for tz in 0..tiles[2] {
             for ty in (0..tiles[1]).step_by(BLOCK_TILES) {
                 let high = (ty + BLOCK_TILES).min(tiles[1]);
@@ -275,8 +278,8 @@ impl Workspace {
                 let (ty, high, tz) = (ty as isize, high as isize, tz as isize);
                 self.blocks.push(MarkerBlock {
                     markers,
-                    rows: ty * tile - 2..high * tile + 2,
-                    planes: tz * tile - 2..(tz + 1) * tile + 2,
+                    rows: ty * tile - reach[1].0..high * tile + reach[1].1,
+                    planes: tz * tile - reach[2].0..(tz + 1) * tile + reach[2].1,
                 });
             }
         }

@@ -116,6 +116,24 @@ impl GridLayout {
         Some(centre)
     }
 
+    /// Along axis `a`, how far the supports of all three components reach below and above the middle
+    /// point of the x-component's support ([`GridLayout::support_centres`]), in unknown indices: the
+    /// margins of a [`MarkerBlock`]. Off its own axis the x-component centres on the nearest point n'
+    /// of the points between the faces; component a centres on the nearest face, n' - 1 or n'; the
+    /// third as the x-component; each reaches one point further, shifted by its unknowns' start.
+    pub fn support_reach(&self, a: usize) -> (isize, isize) {
+        let start = |c: usize| self.unknowns[c].start[a] as isize;
+        let (mut below, mut above) = (0, 0);
+        for c in 0..3 {
+            let shift = start(c) - start(0);
+            let lowest = if c == a && a != 0 { -1 } else { 0 } - shift;
+            let highest = -shift;
+            below = below.max(1 - lowest);
+            above = above.max(1 + highest);
+        }
+        (below, above)
+    }
+
     /// The position of `x` along axis `a` in grid units, counted from the faces and from the points
     /// between them (half a cell further); `None` if not finite or on a grid too large for 32-bit offsets.
     #[inline(always)]
@@ -290,7 +308,7 @@ pub const TILE: usize = 8;
 
 /// A run of markers, consecutive in the forcing's order, whose supports lie within rows `rows` and planes
 /// `planes` of a component's unknowns (unwrapped indices: a periodic axis wraps them, a bounded one
-/// clips them; a margin of two covers every component's support).
+/// clips them; the margins of [`GridLayout::support_reach`] cover every component's support).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MarkerBlock {
     pub markers: Range<usize>,
@@ -702,6 +720,7 @@ mod tests {
         };
         for layout in [&walls, &periodic] {
             let lengths = layout.grid.lengths();
+            let mut reached = [[0isize; 2]; 3];
             for _ in 0..2000 {
                 let r = random();
                 let x = Vec3::from_array(std::array::from_fn(|a| {
@@ -722,6 +741,35 @@ mod tests {
                     ]
                 });
                 assert_eq!(layout.support_centres(x), centre, "{x:?}");
+                // Every component's support lies within the block margins around that centre.
+                if let (Some(stencils), Some(centre)) = (all, centre) {
+                    for (c, stencil) in stencils.iter().enumerate() {
+                        let shape = layout.unknowns[c].shape;
+                        for a in 1..3 {
+                            let (below, above) = layout.support_reach(a);
+                            for m in 0..3 {
+                                let index = match a {
+                                    1 => stencil.offset[1][m] as usize / shape[0],
+                                    _ => stencil.offset[2][m] as usize,
+                                };
+                                let n = shape[a] as isize;
+                                let mut d = index as isize - centre[a] as isize;
+                                if d > n / 2 {
+                                    d -= n;
+                                } else if d < -n / 2 {
+                                    d += n;
+                                }
+                                assert!((-below..=above).contains(&d), "{x:?}, {c}, {a}: {d}");
+                                reached[a] = [reached[a][0].min(d), reached[a][1].max(d)];
+                            }
+                        }
+                    }
+                }
+            }
+            // The margins are the reach, not more.
+            for a in 1..3 {
+                let (below, above) = layout.support_reach(a);
+                assert_eq!(reached[a], [-below, above], "axis {a}");
             }
         }
     }
