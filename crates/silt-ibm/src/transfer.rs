@@ -380,8 +380,27 @@ pub fn warm_block(layout: &GridLayout, c: usize, values: &[f64], block: &MarkerB
 pub fn interpolate(stencil: &Stencil, values: &[f64], plane_len: usize) -> f64 {
     let [x0, x1, x2] = stencil.offset[0].map(|x| x as usize);
     let mut sums = [0.0; 3];
-    if x1 == x0 + 1 && x2 == x0 + 2 {
-        // The usual case: the three points of a row are neighbours in memory (one bounds check per row).
+    let last_row = stencil.offset[2].iter().max().copied().unwrap_or(0) as usize * plane_len
+        + stencil.offset[1].iter().max().copied().unwrap_or(0) as usize
+        + x0;
+    if x1 == x0 + 1 && x2 == x0 + 2 && last_row + 4 <= values.len() {
+        // The usual case, each row read as four points (one vector; the fourth is not used): the
+        // same sums of the three, lane by lane.
+        let mut lanes = [0.0; 4];
+        for mz in 0..3 {
+            let plane_start = stencil.offset[2][mz] as usize * plane_len + x0;
+            for my in 0..3 {
+                let row = plane_start + stencil.offset[1][my] as usize;
+                let weight = stencil.weight[1][my] * stencil.weight[2][mz];
+                let points: &[f64; 4] = values[row..row + 4].try_into().unwrap();
+                for lane in 0..4 {
+                    lanes[lane] += weight * points[lane];
+                }
+            }
+        }
+        sums = [lanes[0], lanes[1], lanes[2]];
+    } else if x1 == x0 + 1 && x2 == x0 + 2 {
+        // The three points of a row are neighbours in memory (one bounds check per row).
         for mz in 0..3 {
             let plane_start = stencil.offset[2][mz] as usize * plane_len + x0;
             for my in 0..3 {
@@ -432,12 +451,12 @@ impl SpreadGroups {
         ranges: &[Range<usize>],
     ) -> Self {
         let planes = layout.unknowns[c].shape[2];
-        let mut touched = vec![false; planes];
+        // The groups' planes in parallel (the ranges are many and long); the rounds in order.
         let groups: Vec<(Range<usize>, Vec<u32>)> = ranges
-            .iter()
+            .par_iter()
             .filter(|range| !range.is_empty())
             .map(|range| {
-                touched.iter_mut().for_each(|t| *t = false);
+                let mut touched = vec![false; planes];
                 for s in &stencils[range.clone()] {
                     for &plane in &s.offset[2] {
                         touched[plane as usize] = true;
