@@ -171,9 +171,10 @@ struct Workspace {
     near_spheres: [Vec<bool>; 3],
     /// Per enabled marker (tile order): the velocity of the sphere at the marker, U_d = U + Omega x r.
     desired: Vec<Vec3>,
-    /// Per enabled marker (tile order): its volume Delta V_l.
-    enabled_volume: Vec<f64>,
-    /// Per enabled marker: the force summed over the passes, the spread value of the pass.
+    /// Per enabled marker (tile order): its volume over the cell's, Delta V_l / h^3.
+    spread_weight: Vec<f64>,
+    /// Per enabled marker: U_d - U~ summed over the passes (dt_k times the force), the spread value of
+    /// the pass.
     total: Vec<Vec3>,
     values: [Vec<f64>; 3],
 }
@@ -306,7 +307,8 @@ impl Workspace {
             stencils.resize(enabled_count, Stencil::default());
         }
         self.desired.resize(enabled_count, Vec3::ZERO);
-        self.enabled_volume.resize(enabled_count, 0.0);
+        self.spread_weight.resize(enabled_count, 0.0);
+        let h3 = layout.grid.cell_volume();
         let volume = &self.volume;
         self.enabled
             .par_iter()
@@ -314,10 +316,10 @@ impl Workspace {
             .zip(
                 self.desired
                     .par_iter_mut()
-                    .zip(self.enabled_volume.par_iter_mut()),
+                    .zip(self.spread_weight.par_iter_mut()),
             )
-            .for_each(|((&l, ((sx, sy), sz)), (desired, enabled_volume))| {
-                *enabled_volume = volume[l as usize];
+            .for_each(|((&l, ((sx, sy), sz)), (desired, spread_weight))| {
+                *spread_weight = volume[l as usize] / h3;
                 let sphere = &forcing.spheres[owner[l as usize] as usize];
                 let arm = arm[l as usize];
                 let x = sphere.centre + arm;
@@ -444,7 +446,6 @@ impl StageForcing for DirectForcing {
                 &mut work.predicted[c],
             );
         }
-        let h3 = layout.grid.cell_volume();
         let enabled_count = work.enabled.len();
         work.total.clear();
         work.total.resize(enabled_count, Vec3::ZERO);
@@ -453,7 +454,7 @@ impl StageForcing for DirectForcing {
             let Workspace {
                 stencils,
                 desired,
-                enabled_volume: volume,
+                spread_weight,
                 groups,
                 predicted,
                 total,
@@ -489,11 +490,13 @@ impl StageForcing for DirectForcing {
                                 for (k, e) in markers.enumerate() {
                                     let interpolated =
                                         interpolate(&stencils[c][e], &predicted[c], plane_len[c]);
-                                    let f = (desired[e][c] - interpolated) / stage_length;
-                                    total[k][c] += f;
+                                    // U_d - U~ = dt_k F_l (the force is taken from the sum over
+                                    // the passes at the end, without a division per marker here).
+                                    let shortfall = desired[e][c] - interpolated;
+                                    total[k][c] += shortfall;
                                     // 3. What spreading adds: dt_k F_l Delta V_l / h^3 (delta_h
                                     // carries 1 / h^3).
-                                    values[k] = stage_length * f * volume[e] / h3;
+                                    values[k] = shortfall * spread_weight[e];
                                 }
                             }
                             std::hint::black_box(warmed);
@@ -532,7 +535,7 @@ impl StageForcing for DirectForcing {
         for (&l, total) in work.enabled.iter().zip(&work.total) {
             let l = l as usize;
             let p = work.owner[l] as usize;
-            let f = *total * work.volume[l];
+            let f = *total / stage_length * work.volume[l];
             self.force[p] -= f;
             self.torque[p] -= work.arm[l].cross(f);
         }
