@@ -153,13 +153,15 @@ impl StageForcing for CoupledParticles {
         for (forced, sphere) in self.forcing.spheres.iter_mut().zip(spheres) {
             *forced = sphere;
         }
-        self.forcing.add_force(stage, dt, velocity, unknowns, delta);
+        debug_assert_eq!(unknowns, &self.forcing.layout.unknowns);
+        // `delta` holds the forced velocity near the spheres until `restore_increment` below.
+        self.forcing.force_in_place(stage, dt, velocity, delta);
 
         // 2. Momentum of the forced fluid inside each sphere, and its rate of change over the stage.
         let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
         let inner_clock = std::time::Instant::now();
         let layout = &self.forcing.layout;
-        let forced = std::array::from_fn(|c| self.forcing.forced_velocity(c));
+        let forced = std::array::from_fn(|c| delta[c].as_slice());
         // Spheres taken by position (z, then y, then x, in 8-cell slabs), so that each thread's run of
         // spheres finds the rows its neighbours brought into the cache.
         let spheres = &self.forcing.spheres;
@@ -187,6 +189,9 @@ impl StageForcing for CoupledParticles {
         }
         let previous = self.inner.replace(inner.clone());
         self.inner_seconds += inner_clock.elapsed().as_secs_f64();
+        let restore_clock = std::time::Instant::now();
+        self.forcing.restore_increment(velocity, delta);
+        self.forcing.passes_seconds += restore_clock.elapsed().as_secs_f64();
 
         self.forcing_seconds += clock.elapsed().as_secs_f64();
 

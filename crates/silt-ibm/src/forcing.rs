@@ -109,10 +109,17 @@ impl DirectForcing {
         &self.markers[p]
     }
 
-    /// The forced velocity u~ + dt_k f of component c at its unknowns (compact order) after the last
-    /// stage's passes.
-    pub fn forced_velocity(&self, c: usize) -> &[f64] {
-        &self.work.predicted[c]
+    /// delta -= u in the planes the last [`DirectForcing::force_in_place`] forced: the forced velocity
+    /// it left there becomes the increment that carries u to it.
+    pub fn restore_increment(&self, velocity: &[Field; 3], delta: &mut [Vec<f64>; 3]) {
+        for c in 0..3 {
+            self.layout.subtract_in_place(
+                c,
+                &velocity[c],
+                &self.work.near_spheres[c],
+                &mut delta[c],
+            );
+        }
     }
 }
 
@@ -164,10 +171,8 @@ struct Workspace {
     /// rows and planes their supports reach: the tasks of the interpolation and the blocks of spreading.
     blocks: Vec<MarkerBlock>,
     groups: [SpreadGroups; 3],
-    /// The predicted velocity u~ = u + delta of each component at its unknowns, forced pass by pass;
-    /// up to date in the z-planes near a sphere (`near_spheres`), which hold every point the markers'
-    /// supports and the inner-fluid integrals reach.
-    predicted: [Vec<f64>; 3],
+    /// The z-planes near a sphere, which hold every point the markers' supports and the inner-fluid
+    /// integrals reach: where the passes turn the increment into the predicted velocity and back.
     near_spheres: [Vec<bool>; 3],
     /// Per enabled marker (tile order): the velocity of the sphere at the marker, U_d = U + Omega x r.
     desired: Vec<Vec3>,
@@ -428,6 +433,26 @@ impl StageForcing for DirectForcing {
         delta: &mut [Vec<f64>; 3],
     ) {
         debug_assert_eq!(unknowns, &self.layout.unknowns);
+        self.force_in_place(stage, dt, velocity, delta);
+        let clock = std::time::Instant::now();
+        self.restore_increment(velocity, delta);
+        self.passes_seconds += clock.elapsed().as_secs_f64();
+    }
+}
+
+impl DirectForcing {
+    /// The passes of stage `stage`, in place: in the z-planes near the spheres, `delta` (the stage's
+    /// increment at the unknowns of each component, compact order) becomes the predicted velocity
+    /// u~ = u + delta and then the forced velocity u~ + dt_k f (one array less than a separate copy,
+    /// and one read of u and delta less per stage); the loads on the spheres are set.
+    /// [`DirectForcing::restore_increment`] turns it back into the increment.
+    pub fn force_in_place(
+        &mut self,
+        stage: usize,
+        dt: f64,
+        velocity: &[Field; 3],
+        delta: &mut [Vec<f64>; 3],
+    ) {
         let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
         let clock = std::time::Instant::now();
         let mut work = std::mem::take(&mut self.work);
@@ -438,14 +463,9 @@ impl StageForcing for DirectForcing {
         self.disabled_between_spheres = work.count(MarkerState::BetweenSpheres);
         let layout = &self.layout;
         for c in 0..3 {
-            layout.add_compact(
-                c,
-                &velocity[c],
-                &delta[c],
-                &work.near_spheres[c],
-                &mut work.predicted[c],
-            );
+            layout.add_in_place(c, &velocity[c], &work.near_spheres[c], &mut delta[c]);
         }
+        let predicted = delta;
         let enabled_count = work.enabled.len();
         work.total.clear();
         work.total.resize(enabled_count, Vec3::ZERO);
@@ -456,7 +476,6 @@ impl StageForcing for DirectForcing {
                 desired,
                 spread_weight,
                 groups,
-                predicted,
                 total,
                 values,
                 blocks,
@@ -513,18 +532,6 @@ impl StageForcing for DirectForcing {
                     &values[c],
                     &mut predicted[c],
                     blocks,
-                );
-            }
-        }
-        // The increment that carries u to the forced velocity.
-        if enabled_count > 0 {
-            for c in 0..3 {
-                layout.subtract_compact(
-                    c,
-                    &velocity[c],
-                    &work.predicted[c],
-                    &work.near_spheres[c],
-                    &mut delta[c],
                 );
             }
         }
@@ -652,10 +659,8 @@ mod tests {
             let all = vec![true; 32];
             let mut worst: f64 = 0.0;
             for c in 0..3 {
-                let mut u = Vec::new();
-                forcing
-                    .layout
-                    .add_compact(c, &velocity[c], &delta[c], &all, &mut u);
+                let mut u = delta[c].clone();
+                forcing.layout.add_in_place(c, &velocity[c], &all, &mut u);
                 for s in &work.stencils[c] {
                     let plane_len = unknowns[c].shape[0] * unknowns[c].shape[1];
                     worst = worst.max((interpolate(s, &u, plane_len) - sphere.velocity[c]).abs());

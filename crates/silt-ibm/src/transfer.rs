@@ -240,63 +240,39 @@ impl GridLayout {
         (i - start[0]) + shape[0] * ((j - start[1]) + shape[1] * (k - start[2]))
     }
 
-    /// `out` = u + delta at the unknowns of component c, in the compact order (u a field with ghosts,
-    /// delta the compact array of the unknowns): the predicted velocity the forcing interpolates.
-    /// Only the z-planes kc with `planes[kc]` are written (the others keep what they held).
-    pub fn add_compact(
-        &self,
-        c: usize,
-        u: &Field,
-        delta: &[f64],
-        planes: &[bool],
-        out: &mut Vec<f64>,
-    ) {
-        out.resize(delta.len(), 0.0);
-        self.for_each_row(c, u, delta, planes, out, |o, v, d| *o = v + d);
+    /// values += u at the unknowns of component c in the z-planes kc with `planes[kc]` (u a field with
+    /// ghosts, `values` the compact array of the unknowns): the increment delta of a stage becomes the
+    /// predicted velocity u + delta that the forcing works on, in place.
+    pub fn add_in_place(&self, c: usize, u: &Field, planes: &[bool], values: &mut [f64]) {
+        self.for_each_row(c, u, planes, values, |value, u| *value += u);
     }
 
-    /// delta = forced - u at the unknowns of component c: the increment that carries u to the forced
-    /// velocity.
-    /// Only the z-planes kc with `planes[kc]` are written.
-    pub fn subtract_compact(
-        &self,
-        c: usize,
-        u: &Field,
-        forced: &[f64],
-        planes: &[bool],
-        delta: &mut [f64],
-    ) {
-        self.for_each_row(c, u, forced, planes, delta, |d, v, f| *d = f - v);
+    /// values -= u in the same planes: the forced velocity becomes the increment that carries u to it.
+    pub fn subtract_in_place(&self, c: usize, u: &Field, planes: &[bool], values: &mut [f64]) {
+        self.for_each_row(c, u, planes, values, |value, u| *value -= u);
     }
 
-    /// op(out, u, a) at each unknown of component c in the z-planes kc with `planes[kc]` (u in the
-    /// field layout, `a` and `out` compact), row by row, parallel over z-planes.
+    /// op(value, u) at each unknown of component c in the z-planes kc with `planes[kc]` (u in the
+    /// field layout, `values` compact), row by row, parallel over z-planes.
     fn for_each_row(
         &self,
         c: usize,
         u: &Field,
-        a: &[f64],
         planes: &[bool],
-        out: &mut [f64],
-        op: impl Fn(&mut f64, f64, f64) + Sync,
+        values: &mut [f64],
+        op: impl Fn(&mut f64, f64) + Sync,
     ) {
         let Unknowns { start, shape } = self.unknowns[c];
         let plane_len = shape[0] * shape[1];
-        out.par_chunks_mut(plane_len)
-            .zip(a.par_chunks(plane_len))
+        values
+            .par_chunks_mut(plane_len)
             .enumerate()
             .filter(|(kc, _)| planes[*kc])
-            .for_each(|(kc, (out_plane, a_plane))| {
-                for jc in 0..shape[1] {
-                    let row = self.field_index([start[0], start[1] + jc, start[2] + kc]);
-                    let u_row = &u.data[row..row + shape[0]];
-                    let range = jc * shape[0]..(jc + 1) * shape[0];
-                    for ((o, &v), &x) in out_plane[range.clone()]
-                        .iter_mut()
-                        .zip(u_row)
-                        .zip(&a_plane[range])
-                    {
-                        op(o, v, x);
+            .for_each(|(kc, plane)| {
+                for (jc, row) in plane.chunks_exact_mut(shape[0]).enumerate() {
+                    let first = self.field_index([start[0], start[1] + jc, start[2] + kc]);
+                    for (value, &v) in row.iter_mut().zip(&u.data[first..first + shape[0]]) {
+                        op(value, v);
                     }
                 }
             });
@@ -628,7 +604,6 @@ mod tests {
         for c in 0..3 {
             let mut u = Field::zeros(&grid);
             let delta = vec![0.01; layout.unknowns[c].len()];
-            let mut predicted = Vec::new();
             let every_plane = vec![true; layout.unknowns[c].shape[2]];
             let f = |x: [f64; 3]| 0.3 + 0.7 * x[0] - 0.2 * x[1] + 0.45 * x[2];
             for k in 0..u.dims[2] {
@@ -642,7 +617,8 @@ mod tests {
             // Away from the seam: exact for a linear field.
             let x = Vec3::new(0.37, 1.61, 4.02);
             let s = layout.stencil(c, x).unwrap();
-            layout.add_compact(c, &u, &delta, &every_plane, &mut predicted);
+            let mut predicted = delta.clone();
+            layout.add_in_place(c, &u, &every_plane, &mut predicted);
             let plane_len = layout.unknowns[c].shape[0] * layout.unknowns[c].shape[1];
             let value = interpolate(&s, &predicted, plane_len);
             assert!(
@@ -651,7 +627,8 @@ mod tests {
             );
             // Constant field: 1 everywhere, also across the seam.
             u.data.iter_mut().for_each(|v| *v = 1.0);
-            layout.add_compact(c, &u, &delta, &every_plane, &mut predicted);
+            let mut predicted = delta.clone();
+            layout.add_in_place(c, &u, &every_plane, &mut predicted);
             let s = layout.stencil(c, Vec3::new(-0.98, 0.02, 2.1)).unwrap();
             assert!((interpolate(&s, &predicted, plane_len) - 1.01).abs() < 1e-14);
         }
