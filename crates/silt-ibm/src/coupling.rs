@@ -448,6 +448,30 @@ mod tests {
     use super::*;
     use crate::volume_fraction::cell_fraction;
 
+    /// visit(field index, position relative to `centre` (nearest image)) for every unknown of component
+    /// c, in the compact order.
+    fn for_each_unknown(
+        layout: &GridLayout,
+        c: usize,
+        centre: Vec3,
+        mut visit: impl FnMut([usize; 3], Vec3),
+    ) {
+        let Unknowns { start, shape } = layout.unknowns[c];
+        for k in 0..shape[2] {
+            for j in 0..shape[1] {
+                for i in 0..shape[0] {
+                    let index = [start[0] + i, start[1] + j, start[2] + k];
+                    let point = Vec3::from_array(
+                        layout
+                            .grid
+                            .point(silt_fluid::grid::Location::Face(c), index),
+                    );
+                    visit(index, layout.separation(centre, point));
+                }
+            }
+        }
+    }
+
     /// Relative errors of the momentum and angular momentum of the fluid inside a sphere of radius 2
     /// moving rigidly, on a grid of spacing h, against V u and (8 pi / 15) R^5 omega.
     fn rigid_motion_errors(h: f64) -> (f64, f64) {
@@ -461,20 +485,10 @@ mod tests {
         let (centre, radius) = (Vec3::new(0.3, 5.1, 10.7), 2.0);
         let (velocity, spin) = (Vec3::new(0.3, -0.2, 0.5), Vec3::new(0.4, 0.1, -0.7));
         let forced: [Vec<f64>; 3] = std::array::from_fn(|c| {
-            let Unknowns { start, shape } = layout.unknowns[c];
-            let mut values = Vec::with_capacity(shape.iter().product());
-            for k in 0..shape[2] {
-                for j in 0..shape[1] {
-                    for i in 0..shape[0] {
-                        let index = [start[0] + i, start[1] + j, start[2] + k];
-                        let point = Vec3::from_array(
-                            grid.point(silt_fluid::grid::Location::Face(c), index),
-                        );
-                        let arm = layout.separation(centre, point);
-                        values.push((velocity + spin.cross(arm))[c]);
-                    }
-                }
-            }
+            let mut values = Vec::with_capacity(layout.unknowns[c].len());
+            for_each_unknown(&layout, c, centre, |_, arm| {
+                values.push((velocity + spin.cross(arm))[c]);
+            });
             values
         });
         let (momentum, angular) = inner_momentum(
@@ -522,24 +536,14 @@ mod tests {
             );
             let (mut expected, mut expected_angular) = (Vec3::ZERO, Vec3::ZERO);
             for c in 0..3 {
-                let Unknowns { start, shape } = layout.unknowns[c];
-                for k in 0..shape[2] {
-                    for j in 0..shape[1] {
-                        for i in 0..shape[0] {
-                            let index = [start[0] + i, start[1] + j, start[2] + k];
-                            let point = Vec3::from_array(
-                                grid.point(silt_fluid::grid::Location::Face(c), index),
-                            );
-                            let arm = layout.separation(centre, point);
-                            let low = centre + arm - Vec3::splat(0.5 * h);
-                            let fraction = cell_fraction(low, h, centre, radius);
-                            let u = forced[c][layout.compact_index(c, index)];
-                            let volume_weight = fraction * h * h * h * u;
-                            expected[c] += volume_weight;
-                            expected_angular += (volume_weight * arm).cross(Vec3::AXES[c]);
-                        }
-                    }
-                }
+                for_each_unknown(&layout, c, centre, |index, arm| {
+                    let low = centre + arm - Vec3::splat(0.5 * h);
+                    let fraction = cell_fraction(low, h, centre, radius);
+                    let u = forced[c][layout.compact_index(c, index)];
+                    let volume_weight = fraction * h * h * h * u;
+                    expected[c] += volume_weight;
+                    expected_angular += (volume_weight * arm).cross(Vec3::AXES[c]);
+                });
             }
             assert!(
                 (momentum - expected).length() < 1e-12 * expected.length(),

@@ -362,32 +362,11 @@ pub fn interpolate(stencil: &Stencil, values: &[f64], plane_len: usize) -> f64 {
     if x1 == x0 + 1 && x2 == x0 + 2 && last_row + 4 <= values.len() {
         // The usual case, each row read as four points (one vector; the fourth is not used): the
         // same sums of the three, lane by lane.
-        let mut lanes = [0.0; 4];
-        for mz in 0..3 {
-            let plane_start = stencil.offset[2][mz] as usize * plane_len + x0;
-            for my in 0..3 {
-                let row = plane_start + stencil.offset[1][my] as usize;
-                let weight = stencil.weight[1][my] * stencil.weight[2][mz];
-                let points: &[f64; 4] = values[row..row + 4].try_into().unwrap();
-                for lane in 0..4 {
-                    lanes[lane] += weight * points[lane];
-                }
-            }
-        }
+        let lanes: [f64; 4] = contiguous_row_sums(stencil, values, plane_len, x0);
         sums = [lanes[0], lanes[1], lanes[2]];
     } else if x1 == x0 + 1 && x2 == x0 + 2 {
         // The three points of a row are neighbours in memory (one bounds check per row).
-        for mz in 0..3 {
-            let plane_start = stencil.offset[2][mz] as usize * plane_len + x0;
-            for my in 0..3 {
-                let row = plane_start + stencil.offset[1][my] as usize;
-                let weight = stencil.weight[1][my] * stencil.weight[2][mz];
-                let points: &[f64; 3] = values[row..row + 3].try_into().unwrap();
-                for mx in 0..3 {
-                    sums[mx] += weight * points[mx];
-                }
-            }
-        }
+        sums = contiguous_row_sums(stencil, values, plane_len, x0);
     } else {
         // A row wrapped across a periodic x boundary.
         for mz in 0..3 {
@@ -403,6 +382,30 @@ pub fn interpolate(stencil: &Stencil, values: &[f64], plane_len: usize) -> f64 {
     }
     (stencil.weight[0][0] * sums[0] + stencil.weight[0][1] * sums[1])
         + stencil.weight[0][2] * sums[2]
+}
+
+/// sum over the support's nine rows of w_y w_z times the N points of the row starting at x0 (N = 3, or 4
+/// to read each row as one vector), point by point.
+#[inline(always)]
+fn contiguous_row_sums<const N: usize>(
+    stencil: &Stencil,
+    values: &[f64],
+    plane_len: usize,
+    x0: usize,
+) -> [f64; N] {
+    let mut sums = [0.0; N];
+    for mz in 0..3 {
+        let plane_start = stencil.offset[2][mz] as usize * plane_len + x0;
+        for my in 0..3 {
+            let row = plane_start + stencil.offset[1][my] as usize;
+            let weight = stencil.weight[1][my] * stencil.weight[2][mz];
+            let points: &[f64; N] = values[row..row + N].try_into().unwrap();
+            for (sum, &point) in sums.iter_mut().zip(points) {
+                *sum += weight * point;
+            }
+        }
+    }
+    sums
 }
 
 /// For spreading: the markers in groups (consecutive ranges of the list, e.g. the markers of a z-slab
