@@ -53,6 +53,8 @@ use rayon::prelude::*;
 use realfft::num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use rustdct::{DctPlanner, TransformType2And3, TransformType4};
+
+use crate::dense_transform::{self, DenseTransform};
 use serde::{Deserialize, Serialize};
 
 /// Maximum number of `(a, b)` pairs whose z factorisations are kept by a [`SeparableSolver`].
@@ -189,6 +191,9 @@ enum LineTransform {
     /// DST-I both ways, computed with a real FFT of the odd extension of length `2(m + 1)` (rustdct
     /// 0.7.1's FFT-based DST-I reads stale scratch values when its scratch buffer is reused).
     Sin1(Arc<dyn RealToComplex<f64>>),
+    /// Any of the above as a dense matrix product (lengths with a large prime factor, see
+    /// [`dense_transform::prefers_dense`]); its slots are permuted ([`LineTransform::slot`]).
+    Dense(Arc<DenseTransform>),
 }
 
 /// Per-thread work buffers of the line transforms.
@@ -216,7 +221,7 @@ impl LineTransform {
         fft: &mut RealFftPlanner<f64>,
         dct: &mut DctPlanner<f64>,
     ) -> Self {
-        match kind {
+        let fast = match kind {
             AxisKind::Periodic => LineTransform::Fourier {
                 forward: fft.plan_fft_forward(m),
                 inverse: fft.plan_fft_inverse(m),
@@ -226,6 +231,30 @@ impl LineTransform {
             AxisKind::NeumannDirichlet => LineTransform::Cos4(dct.plan_dct4(m)),
             AxisKind::DirichletNeumann => LineTransform::Sin4(dct.plan_dst4(m)),
             AxisKind::DirichletNodes => LineTransform::Sin1(fft.plan_fft_forward(2 * (m + 1))),
+        };
+        let cells = if kind == AxisKind::DirichletNodes {
+            m + 1
+        } else {
+            m
+        };
+        if !dense_transform::prefers_dense(cells) {
+            return fast;
+        }
+        let mut work = LineWork::new(&[fast.work_sizes()]);
+        let mut inverse_work = LineWork::new(&[fast.work_sizes()]);
+        let dense = DenseTransform::probe(
+            m,
+            |line| fast.forward(line, &mut work),
+            |line| fast.inverse(line, &mut inverse_work),
+        );
+        LineTransform::Dense(Arc::new(dense))
+    }
+
+    /// Transform index (slot of the fast transform) held by stored slot `s`.
+    fn slot(&self, s: usize) -> usize {
+        match self {
+            LineTransform::Dense(t) => t.slot_order()[s],
+            _ => s,
         }
     }
 
@@ -250,6 +279,7 @@ impl LineTransform {
             LineTransform::Cos2(t) | LineTransform::Sin2(t) => (0, 0, t.get_scratch_len()),
             LineTransform::Cos4(t) | LineTransform::Sin4(t) => (0, 0, t.get_scratch_len()),
             LineTransform::Sin1(t) => (t.complex_len(), t.get_scratch_len(), t.len()),
+            LineTransform::Dense(t) => (0, 0, t.scratch_len()),
         }
     }
 
@@ -272,6 +302,10 @@ impl LineTransform {
             LineTransform::Cos4(t) => t.process_dct4_with_scratch(line, &mut work.real_scratch),
             LineTransform::Sin4(t) => t.process_dst4_with_scratch(line, &mut work.real_scratch),
             LineTransform::Sin1(t) => dst1(t.as_ref(), line, work),
+            LineTransform::Dense(t) => {
+                let x = line.to_vec();
+                t.forward_lines(&x, 0, line, 0, 1, &mut work.real_scratch);
+            }
         }
     }
 
@@ -289,11 +323,75 @@ impl LineTransform {
             LineTransform::Cos4(t) => t.process_dct4_with_scratch(line, &mut work.real_scratch),
             LineTransform::Sin4(t) => t.process_dst4_with_scratch(line, &mut work.real_scratch),
             LineTransform::Sin1(t) => dst1(t.as_ref(), line, work),
+            LineTransform::Dense(t) => {
+                let c = line.to_vec();
+                t.inverse_lines(&c, 0, line, 0, 1, &mut work.real_scratch);
+            }
         }
     }
 }
 
 impl LineTransform {
+    /// Forward transforms of `count` lines `src[l * src_stride..][..len]` (clobbered) into
+    /// `dst[l * dst_stride..][..len]`.
+    #[allow(clippy::too_many_arguments)]
+    fn forward_lines(
+        &self,
+        len: usize,
+        src: &mut [f64],
+        src_stride: usize,
+        dst: &mut [f64],
+        dst_stride: usize,
+        count: usize,
+        work: &mut LineWork,
+    ) {
+        if let LineTransform::Dense(t) = self {
+            t.forward_lines(
+                src,
+                src_stride,
+                dst,
+                dst_stride,
+                count,
+                &mut work.real_scratch,
+            );
+            return;
+        }
+        for l in 0..count {
+            let line = &mut src[l * src_stride..][..len];
+            self.forward_to(line, &mut dst[l * dst_stride..], 1, work);
+        }
+    }
+
+    /// Inverse transforms of `count` spectral lines `src[l * src_stride..][..len]` (clobbered) into
+    /// `dst[l * dst_stride..][..len]`.
+    #[allow(clippy::too_many_arguments)]
+    fn inverse_lines(
+        &self,
+        len: usize,
+        src: &mut [f64],
+        src_stride: usize,
+        dst: &mut [f64],
+        dst_stride: usize,
+        count: usize,
+        work: &mut LineWork,
+    ) {
+        if let LineTransform::Dense(t) = self {
+            t.inverse_lines(
+                src,
+                src_stride,
+                dst,
+                dst_stride,
+                count,
+                &mut work.real_scratch,
+            );
+            return;
+        }
+        for l in 0..count {
+            let line = &mut src[l * src_stride..][..len];
+            self.inverse_to(line, &mut dst[l * dst_stride..], 1, work);
+        }
+    }
+
     /// Forward transform of `line` (clobbered), slot `s` written to `dst[s * stride]`.
     fn forward_to(&self, line: &mut [f64], dst: &mut [f64], stride: usize, work: &mut LineWork) {
         match self {
@@ -497,9 +595,11 @@ impl SeparableSolver {
         let tx = LineTransform::plan(kinds[0], m[0], &mut fft, &mut dct);
         let ty = LineTransform::plan(kinds[1], m[1], &mut fft, &mut dct);
 
+        // A dense transform stores its slots permuted: each stored slot takes the eigenvalue of the
+        // transform index it holds.
         let (x_mode, lambda_x) = if kinds[0] == AxisKind::Periodic {
             let n = m[0];
-            let modes = (0..n).map(|s| s.min(n - s)).collect();
+            let modes = (0..n).map(|s| tx.slot(s)).map(|k| k.min(n - k)).collect();
             let lambdas = (0..=n / 2)
                 .map(|s| kinds[0].eigenvalue(n, s) / (spacing[0] * spacing[0]))
                 .collect();
@@ -507,12 +607,12 @@ impl SeparableSolver {
         } else {
             let modes = (0..m[0]).collect();
             let lambdas = (0..m[0])
-                .map(|s| kinds[0].eigenvalue(cells[0], s) / (spacing[0] * spacing[0]))
+                .map(|s| kinds[0].eigenvalue(cells[0], tx.slot(s)) / (spacing[0] * spacing[0]))
                 .collect();
             (modes, lambdas)
         };
         let lambda_y = (0..m[1])
-            .map(|s| kinds[1].eigenvalue(cells[1], s) / (spacing[1] * spacing[1]))
+            .map(|s| kinds[1].eigenvalue(cells[1], ty.slot(s)) / (spacing[1] * spacing[1]))
             .collect();
         let z_rows = AxisRows::uniform(kinds[2], m[2], spacing[2]);
         let norm = 1.0
@@ -720,14 +820,10 @@ impl SeparableSolver {
         } = work;
         for (jb, rows) in plane.chunks_mut(BLOCK * m0).enumerate() {
             let nb = rows.len() / m0;
-            for (row, out) in rows.chunks_exact_mut(m0).zip(block.chunks_exact_mut(m0)) {
-                self.tx.forward_to(row, out, 1, line);
-            }
+            self.tx.forward_lines(m0, rows, m0, block, m0, nb, line);
             transpose_block(&block[..nb * m0], nb, m0, &mut tmp[jb * BLOCK..], ld);
         }
-        for (src, dst) in tmp.chunks_exact_mut(ld).zip(plane.chunks_exact_mut(m1)) {
-            self.ty.forward_to(&mut src[..m1], dst, 1, line);
-        }
+        self.ty.forward_lines(m1, tmp, ld, plane, m1, m0, line);
     }
 
     /// Inverse of [`Self::forward_plane`] (up to the normalisation applied in the z sweep).
@@ -741,14 +837,10 @@ impl SeparableSolver {
         } = work;
         for (ib, cols) in plane.chunks_mut(BLOCK * m1).enumerate() {
             let nb = cols.len() / m1;
-            for (col, out) in cols.chunks_exact_mut(m1).zip(block.chunks_exact_mut(m1)) {
-                self.ty.inverse_to(col, out, 1, line);
-            }
+            self.ty.inverse_lines(m1, cols, m1, block, m1, nb, line);
             transpose_block(&block[..nb * m1], nb, m1, &mut tmp[ib * BLOCK..], ld);
         }
-        for (src, dst) in tmp.chunks_exact_mut(ld).zip(plane.chunks_exact_mut(m0)) {
-            self.tx.inverse_to(&mut src[..m0], dst, 1, line);
-        }
+        self.tx.inverse_lines(m0, tmp, ld, plane, m0, m1, line);
     }
 
     /// Makes `self.cache[0]` the factorisation for `(a, b)`, building it if needed.
@@ -1266,7 +1358,8 @@ mod tests {
                     let x = rng.vec(m);
                     let mut y = x.clone();
                     t.forward(&mut y, &mut work);
-                    for (s, &ys) in y.iter().enumerate() {
+                    for (stored, &ys) in y.iter().enumerate() {
+                        let s = t.slot(stored);
                         let sf = s as f64;
                         let expect: f64 = x
                             .iter()
@@ -1386,6 +1479,36 @@ mod tests {
         }
     }
 
+    /// Axes long enough, with a large enough prime factor, for dense transforms (37 = prime, 43,
+    /// 2·19 + 1 nodes = 38 cells → 37 unknowns): every kind on x and on y.
+    #[test]
+    fn residual_dense_axes() {
+        use AxisKind::*;
+        let mut seed = 900;
+        for kind in AxisKind::ALL {
+            for (cells, kinds) in [
+                ([37, 6, 5], [kind, Periodic, NeumannNeumann]),
+                ([5, 43, 6], [NeumannNeumann, kind, DirichletNodes]),
+                ([74, 37, 4], [kind, kind, Periodic]),
+            ] {
+                let solver = SeparableSolver::new(cells, kinds, SPACING).unwrap();
+                let dense = |t: &LineTransform| matches!(t, LineTransform::Dense(_));
+                assert!(
+                    dense(&solver.tx) || cells[0] < 37,
+                    "{cells:?} {kinds:?}: dense x"
+                );
+                assert!(
+                    dense(&solver.ty) || cells[1] < 37,
+                    "{cells:?} {kinds:?}: dense y"
+                );
+                for (a, b) in [(0.0, 1.0), (1.0, -0.3)] {
+                    seed += 1;
+                    check_solve(cells, kinds, a, b, seed);
+                }
+            }
+        }
+    }
+
     /// Singular problems discard the mean of f: the result solves the equation with f - mean(f).
     #[test]
     fn singular_discards_mean() {
@@ -1441,6 +1564,8 @@ mod tests {
                 [NeumannNeumann, DirichletNeumann, DirichletNodes],
             ),
             ([12, 9, 8], [Periodic, NeumannNeumann, NeumannNeumann]),
+            ([37, 43, 7], [NeumannNeumann, Periodic, NeumannNeumann]),
+            ([38, 37, 6], [DirichletNodes, DirichletDirichlet, Periodic]),
         ];
         for (cells, kinds) in cases {
             for (a, b) in [(0.0, 1.0), (1.0, -0.3)] {
