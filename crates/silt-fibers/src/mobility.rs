@@ -1,0 +1,543 @@
+//! The mobility problem `Q' = M* F` of all beads (seed eq. 2.4): translational and angular velocities from
+//! forces and torques, matrix-free, or as a dense `6N × 6N` matrix for small systems and tests.
+//!
+//! Generalised vectors are ordered by bead, `(V_1, W_1, V_2, W_2, ...)` (and `(F_1, T_1, ...)`).
+
+use std::f64::consts::PI;
+
+use rayon::prelude::*;
+use silt_core::lanes::{with_lanes, LaneWork, Lanes, Vec3Lanes, LANES};
+use silt_core::Vec3;
+
+use crate::rpy::RpyKernel;
+
+/// Beads whose velocities one parallel task computes.
+const BEADS_PER_TASK: usize = 16;
+
+/// Which hydrodynamic interactions the mobility carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hydrodynamics {
+    /// No interaction: each bead feels only its own Stokes drag (diagonal mobility, seed sec. 2.3).
+    FreeDrain,
+    /// Rotne–Prager–Yamakawa with the overlap correction, all pairs ([`crate::rpy`]).
+    Rpy,
+}
+
+/// The beads' mobility.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mobility {
+    /// Bead radius and fluid viscosity.
+    pub kernel: RpyKernel,
+    /// Free drain or RPY.
+    pub hydrodynamics: Hydrodynamics,
+}
+
+impl Mobility {
+    /// Velocities `V_i` and angular velocities `W_i` of beads at `positions` under `forces` and
+    /// `torques` (seed eq. 2.4, `Q' = M* F`), without forming the matrix. Bead `i` takes the beads `j`
+    /// four at a time (one per vector lane, [`RpyRows`]), each lane summing its beads in order and the
+    /// lanes added at the end, so the result does not depend on the number of threads or on the
+    /// processor.
+    ///
+    /// # Panics
+    /// If the slices do not all have the same length.
+    pub fn apply(
+        &self,
+        positions: &[Vec3],
+        forces: &[Vec3],
+        torques: &[Vec3],
+        velocities: &mut [Vec3],
+        angular_velocities: &mut [Vec3],
+    ) {
+        let n = positions.len();
+        for (name, len) in [
+            ("forces", forces.len()),
+            ("torques", torques.len()),
+            ("velocities", velocities.len()),
+            ("angular velocities", angular_velocities.len()),
+        ] {
+            assert_eq!(
+                len, n,
+                "Mobility::apply: {name} has {len} beads, positions {n}"
+            );
+        }
+        match self.hydrodynamics {
+            Hydrodynamics::FreeDrain => {
+                let (translation, rotation) =
+                    (self.kernel.self_translation(), self.kernel.self_rotation());
+                for i in 0..n {
+                    velocities[i] = translation * forces[i];
+                    angular_velocities[i] = rotation * torques[i];
+                }
+            }
+            Hydrodynamics::Rpy => {
+                let columns = Columns::new(positions, forces, torques);
+                velocities
+                    .par_chunks_mut(BEADS_PER_TASK)
+                    .zip(angular_velocities.par_chunks_mut(BEADS_PER_TASK))
+                    .enumerate()
+                    .for_each(|(task, (velocities, angular_velocities))| {
+                        with_lanes(RpyRows {
+                            kernel: &self.kernel,
+                            columns: &columns,
+                            positions: &positions[task * BEADS_PER_TASK..],
+                            velocities,
+                            angular_velocities,
+                        })
+                    });
+            }
+        }
+    }
+
+    /// The dense `6N × 6N` mobility `M*` (row-major), rows and columns ordered `(V_1, W_1, ...)` and
+    /// `(F_1, T_1, ...)`.
+    pub fn dense(&self, positions: &[Vec3]) -> DenseMobility {
+        let n = positions.len();
+        let size = 6 * n;
+        let mut values = vec![0.0; size * size];
+        let (translation, rotation) = (self.kernel.self_translation(), self.kernel.self_rotation());
+        for i in 0..n {
+            for j in 0..n {
+                // Blocks [[tt, tr], [rt, rr]] of bead i's rows and bead j's columns.
+                let mut block = [[0.0; 6]; 6];
+                if i == j {
+                    for d in 0..3 {
+                        block[d][d] = translation;
+                        block[3 + d][3 + d] = rotation;
+                    }
+                } else if self.hydrodynamics == Hydrodynamics::Rpy {
+                    let p = self.kernel.pair(positions[i] - positions[j]);
+                    let e = p.direction.to_array();
+                    // c T × r̂ = -c [r̂]x T, with [r̂]x v = r̂ × v.
+                    let cross = [[0.0, -e[2], e[1]], [e[2], 0.0, -e[0]], [-e[1], e[0], 0.0]];
+                    for a in 0..3 {
+                        for b in 0..3 {
+                            let identity = if a == b { 1.0 } else { 0.0 };
+                            block[a][b] = p.tt_isotropic * identity + p.tt_along * e[a] * e[b];
+                            block[3 + a][3 + b] =
+                                p.rr_isotropic * identity + p.rr_along * e[a] * e[b];
+                            block[a][3 + b] = -p.coupling * cross[a][b];
+                            block[3 + a][b] = -p.coupling * cross[a][b];
+                        }
+                    }
+                }
+                for (a, row) in block.iter().enumerate() {
+                    let start = (6 * i + a) * size + 6 * j;
+                    values[start..start + 6].copy_from_slice(row);
+                }
+            }
+        }
+        DenseMobility { size, values }
+    }
+}
+
+/// Positions, forces and torques by component, padded to a multiple of [`LANES`] beads with beads at
+/// the origin that carry no force or torque (their contributions are exactly zero).
+struct Columns {
+    position: [Vec<f64>; 3],
+    force: [Vec<f64>; 3],
+    torque: [Vec<f64>; 3],
+}
+
+impl Columns {
+    fn new(positions: &[Vec3], forces: &[Vec3], torques: &[Vec3]) -> Self {
+        let padded = positions.len().div_ceil(LANES) * LANES;
+        let column = |values: &[Vec3], c: usize| {
+            let mut out: Vec<f64> = values.iter().map(|v| v[c]).collect();
+            out.resize(padded, 0.0);
+            out
+        };
+        Columns {
+            position: [0, 1, 2].map(|c| column(positions, c)),
+            force: [0, 1, 2].map(|c| column(forces, c)),
+            torque: [0, 1, 2].map(|c| column(torques, c)),
+        }
+    }
+
+    fn lanes<L: Lanes>(maker: L::Maker, columns: &[Vec<f64>; 3], j: usize) -> Vec3Lanes<L> {
+        let at = |c: usize| L::from_array(maker, columns[c][j..j + LANES].try_into().unwrap());
+        Vec3Lanes {
+            x: at(0),
+            y: at(1),
+            z: at(2),
+        }
+    }
+}
+
+/// The RPY rows of a run of beads `i`, four beads `j` at a time: the lane form of
+/// [`RpyKernel::pair`] and [`crate::rpy::PairMobility::velocities`]. Both branches are evaluated and
+/// the overlap branch selected for `r < 2a`; at `r = 0` (bead `i` itself) the overlap branch is exactly
+/// the self mobility and the direction is zero.
+struct RpyRows<'a> {
+    kernel: &'a RpyKernel,
+    columns: &'a Columns,
+    positions: &'a [Vec3],
+    velocities: &'a mut [Vec3],
+    angular_velocities: &'a mut [Vec3],
+}
+
+impl LaneWork for RpyRows<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run<L: Lanes>(self, maker: L::Maker) {
+        let (a, eta) = (self.kernel.radius(), self.kernel.viscosity());
+        let splat = |v: f64| L::splat(maker, v);
+        let zero = splat(0.0);
+        let contact = splat(2.0 * a);
+        let inverse_radius = splat(1.0 / a);
+        // Far branch: 1/(8πη r) (1 + 2a²/(3r²)), 1/(8πη r) (1 - 2a²/r²), ∓1/(16πη r³), 1/(8πη r²).
+        let far_translation = splat(1.0 / (8.0 * PI * eta));
+        let far_rotation = splat(1.0 / (16.0 * PI * eta));
+        let (one, three) = (splat(1.0), splat(3.0));
+        let two_a2_over_3 = splat(2.0 * a * a / 3.0);
+        let two_a2 = splat(2.0 * a * a);
+        // Overlap branch (Wajnryb et al.), in s = r/a.
+        let self_translation = splat(self.kernel.self_translation());
+        let self_rotation = splat(self.kernel.self_rotation());
+        let near_coupling = splat(1.0 / (16.0 * PI * eta * a * a));
+        let c = |v: f64| splat(v);
+        let padded = self.columns.position[0].len();
+        for ((yi, velocity), angular) in self
+            .positions
+            .iter()
+            .zip(self.velocities.iter_mut())
+            .zip(self.angular_velocities.iter_mut())
+        {
+            let centre = Vec3Lanes {
+                x: splat(yi.x),
+                y: splat(yi.y),
+                z: splat(yi.z),
+            };
+            let mut v = Vec3Lanes {
+                x: zero,
+                y: zero,
+                z: zero,
+            };
+            let mut w = v;
+            for j in (0..padded).step_by(LANES) {
+                let separation = centre - Columns::lanes::<L>(maker, &self.columns.position, j);
+                let force = Columns::lanes::<L>(maker, &self.columns.force, j);
+                let torque = Columns::lanes::<L>(maker, &self.columns.torque, j);
+                let r = separation.length_squared().sqrt();
+                let apart = r.gt(zero);
+                let inverse_r = L::select(apart, one / r, zero);
+                let direction = Vec3Lanes {
+                    x: separation.x * inverse_r,
+                    y: separation.y * inverse_r,
+                    z: separation.z * inverse_r,
+                };
+                // r ≥ 2a.
+                let inverse_r2 = inverse_r * inverse_r;
+                let translation = far_translation * inverse_r;
+                let rotation = far_rotation * inverse_r2 * inverse_r;
+                let far_tt_isotropic = translation * (one + two_a2_over_3 * inverse_r2);
+                let far_tt_along = translation * (one - two_a2 * inverse_r2);
+                let far_rr_isotropic = -rotation;
+                let far_rr_along = three * rotation;
+                let far_coupling = far_translation * inverse_r2;
+                let far = r.ge(contact);
+                let mut tt_isotropic = far_tt_isotropic;
+                let mut tt_along = far_tt_along;
+                let mut rr_isotropic = far_rr_isotropic;
+                let mut rr_along = far_rr_along;
+                let mut coupling = far_coupling;
+                // r < 2a (bead i itself and its overlapping neighbours: few groups of four).
+                if L::any(!far) {
+                    let s = r * inverse_radius;
+                    let s3 = s * s * s;
+                    let near_tt_isotropic = self_translation * (one - c(9.0 / 32.0) * s);
+                    let near_tt_along = self_translation * (c(3.0 / 32.0) * s);
+                    let near_rr_isotropic =
+                        self_rotation * (one - c(27.0 / 32.0) * s + c(5.0 / 64.0) * s3);
+                    let near_rr_along = self_rotation * (c(9.0 / 32.0) * s - c(3.0 / 64.0) * s3);
+                    let near_coupling = near_coupling * (s - c(3.0 / 8.0) * s * s);
+                    tt_isotropic = L::select(far, tt_isotropic, near_tt_isotropic);
+                    tt_along = L::select(far, tt_along, near_tt_along);
+                    rr_isotropic = L::select(far, rr_isotropic, near_rr_isotropic);
+                    rr_along = L::select(far, rr_along, near_rr_along);
+                    coupling = L::select(far, coupling, near_coupling);
+                }
+
+                v = v
+                    + tt_isotropic * force
+                    + (tt_along * direction.dot(force)) * direction
+                    + coupling * torque.cross(direction);
+                w = w
+                    + rr_isotropic * torque
+                    + (rr_along * direction.dot(torque)) * direction
+                    + coupling * force.cross(direction);
+            }
+            let sum = |lanes: Vec3Lanes<L>| {
+                let [l0, l1, l2, l3] = lanes.to_vectors();
+                (l0 + l1) + (l2 + l3)
+            };
+            *velocity = sum(v);
+            *angular = sum(w);
+        }
+    }
+}
+
+/// A dense mobility matrix, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DenseMobility {
+    /// Number of rows and columns, `6N`.
+    pub size: usize,
+    /// `values[row * size + column]`.
+    pub values: Vec<f64>,
+}
+
+impl DenseMobility {
+    /// Entry at `row`, `column`.
+    pub fn get(&self, row: usize, column: usize) -> f64 {
+        self.values[row * self.size + column]
+    }
+
+    /// `M x`.
+    pub fn times(&self, x: &[f64]) -> Vec<f64> {
+        self.values
+            .chunks_exact(self.size)
+            .map(|row| row.iter().zip(x).map(|(m, v)| m * v).sum())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn random_beads(n: usize, box_size: f64, seed: u64) -> Vec<Vec3> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|_| {
+                Vec3::new(
+                    rng.gen_range(0.0..box_size),
+                    rng.gen_range(0.0..box_size),
+                    rng.gen_range(0.0..box_size),
+                )
+            })
+            .collect()
+    }
+
+    fn random_vectors(n: usize, seed: u64) -> Vec<Vec3> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|_| {
+                Vec3::new(
+                    rng.gen_range(-1.0..1.0),
+                    rng.gen_range(-1.0..1.0),
+                    rng.gen_range(-1.0..1.0),
+                )
+            })
+            .collect()
+    }
+
+    fn rpy(radius: f64) -> Mobility {
+        Mobility {
+            kernel: RpyKernel::new(radius, 0.7).unwrap(),
+            hydrodynamics: Hydrodynamics::Rpy,
+        }
+    }
+
+    /// Lower Cholesky factor of a symmetric matrix, `None` if it is not positive definite.
+    fn cholesky(m: &DenseMobility) -> Option<Vec<f64>> {
+        let n = m.size;
+        let mut l = vec![0.0; n * n];
+        for j in 0..n {
+            let d = m.get(j, j) - (0..j).map(|k| l[j * n + k] * l[j * n + k]).sum::<f64>();
+            if d <= 0.0 || !d.is_finite() {
+                return None;
+            }
+            let djj = d.sqrt();
+            l[j * n + j] = djj;
+            for i in j + 1..n {
+                let s = m.get(i, j) - (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum::<f64>();
+                l[i * n + j] = s / djj;
+            }
+        }
+        Some(l)
+    }
+
+    /// Smallest eigenvalue of `m` by inverse iteration with its Cholesky factor `l`.
+    fn smallest_eigenvalue(m: &DenseMobility, l: &[f64]) -> f64 {
+        let n = m.size;
+        let mut x: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
+        let mut lambda = 0.0;
+        for _ in 0..200 {
+            let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+            x.iter_mut().for_each(|v| *v /= norm);
+            // Solve L L^T y = x.
+            let mut y = x.clone();
+            for i in 0..n {
+                y[i] = (y[i] - (0..i).map(|k| l[i * n + k] * y[k]).sum::<f64>()) / l[i * n + i];
+            }
+            for i in (0..n).rev() {
+                y[i] = (y[i] - (i + 1..n).map(|k| l[k * n + i] * y[k]).sum::<f64>()) / l[i * n + i];
+            }
+            let mx = m.times(&x);
+            lambda = x.iter().zip(&mx).map(|(a, b)| a * b).sum::<f64>();
+            x = y;
+        }
+        lambda
+    }
+
+    /// The full mobility is symmetric and positive definite for random configurations with many
+    /// overlapping beads (Cholesky succeeds, smallest eigenvalue > 0).
+    #[test]
+    fn rpy_mobility_is_symmetric_positive_definite_with_overlaps() {
+        for (seed, n, box_size) in [(1, 30, 3.0), (2, 40, 5.0), (3, 12, 1.0)] {
+            let positions = random_beads(n, box_size, seed);
+            let overlaps = (0..n)
+                .flat_map(|i| (0..i).map(move |j| (i, j)))
+                .filter(|&(i, j)| positions[i].distance(positions[j]) < 2.0 * 0.5)
+                .count();
+            assert!(
+                overlaps > 0,
+                "seed {seed}: the test needs overlapping beads"
+            );
+            let m = rpy(0.5).dense(&positions);
+            for r in 0..m.size {
+                for c in 0..r {
+                    let (x, y) = (m.get(r, c), m.get(c, r));
+                    assert!(
+                        (x - y).abs() <= 1e-15 * m.get(r, r),
+                        "({r}, {c}): {x} vs {y}"
+                    );
+                }
+            }
+            let l = cholesky(&m).unwrap_or_else(|| panic!("seed {seed}: Cholesky fails"));
+            let smallest = smallest_eigenvalue(&m, &l);
+            assert!(
+                smallest > 0.0,
+                "seed {seed}: smallest eigenvalue {smallest}"
+            );
+        }
+    }
+
+    /// The matrix-free product equals the dense matrix times the generalised force.
+    #[test]
+    fn matrix_free_product_matches_the_dense_matrix() {
+        let n = 25;
+        let positions = random_beads(n, 4.0, 7);
+        let forces = random_vectors(n, 8);
+        let torques = random_vectors(n, 9);
+        for mobility in [
+            rpy(0.5),
+            Mobility {
+                hydrodynamics: Hydrodynamics::FreeDrain,
+                ..rpy(0.5)
+            },
+        ] {
+            let mut v = vec![Vec3::ZERO; n];
+            let mut w = vec![Vec3::ZERO; n];
+            mobility.apply(&positions, &forces, &torques, &mut v, &mut w);
+            let generalised: Vec<f64> = (0..n)
+                .flat_map(|i| {
+                    forces[i]
+                        .to_array()
+                        .into_iter()
+                        .chain(torques[i].to_array())
+                })
+                .collect();
+            let dense = mobility.dense(&positions).times(&generalised);
+            let scale = dense.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            for i in 0..n {
+                let got = v[i].to_array().into_iter().chain(w[i].to_array());
+                for (k, g) in got.enumerate() {
+                    let want = dense[6 * i + k];
+                    assert!((g - want).abs() <= 1e-13 * scale, "bead {i} entry {k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn product_does_not_depend_on_the_thread_count() {
+        let n = 64;
+        let positions = random_beads(n, 6.0, 11);
+        let forces = random_vectors(n, 12);
+        let torques = random_vectors(n, 13);
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut v = vec![Vec3::ZERO; n];
+                let mut w = vec![Vec3::ZERO; n];
+                rpy(0.5).apply(&positions, &forces, &torques, &mut v, &mut w);
+                (v, w)
+            })
+        };
+        let bits = |x: &[Vec3]| {
+            x.iter()
+                .flat_map(|v| v.to_array().map(f64::to_bits))
+                .collect::<Vec<_>>()
+        };
+        let (v1, w1) = run(1);
+        let (v2, w2) = run(2);
+        assert_eq!(bits(&v1), bits(&v2));
+        assert_eq!(bits(&w1), bits(&w2));
+    }
+
+    /// The lane kernel gives the same bits with portable lanes as with this processor's best ones.
+    #[test]
+    fn product_is_the_same_on_every_instruction_set() {
+        let n = 37;
+        let positions = random_beads(n, 3.0, 21);
+        let forces = random_vectors(n, 22);
+        let torques = random_vectors(n, 23);
+        let columns = Columns::new(&positions, &forces, &torques);
+        let kernel = RpyKernel::new(0.5, 0.7).unwrap();
+        let run = |portable: bool| {
+            let mut v = vec![Vec3::ZERO; n];
+            let mut w = vec![Vec3::ZERO; n];
+            let rows = RpyRows {
+                kernel: &kernel,
+                columns: &columns,
+                positions: &positions,
+                velocities: &mut v,
+                angular_velocities: &mut w,
+            };
+            if portable {
+                rows.run::<silt_core::lanes::F64x4>(());
+            } else {
+                with_lanes(rows);
+            }
+            (v, w)
+        };
+        let bits = |x: &[Vec3]| {
+            x.iter()
+                .flat_map(|v| v.to_array().map(f64::to_bits))
+                .collect::<Vec<_>>()
+        };
+        let (v_portable, w_portable) = run(true);
+        let (v_best, w_best) = run(false);
+        assert_eq!(bits(&v_portable), bits(&v_best));
+        assert_eq!(bits(&w_portable), bits(&w_best));
+    }
+
+    /// Free drain: every bead moves with its own Stokes drag only.
+    #[test]
+    fn free_drain_is_diagonal() {
+        let positions = random_beads(5, 1.0, 3);
+        let m = Mobility {
+            hydrodynamics: Hydrodynamics::FreeDrain,
+            ..rpy(0.25)
+        }
+        .dense(&positions);
+        let kernel = RpyKernel::new(0.25, 0.7).unwrap();
+        for r in 0..m.size {
+            for c in 0..m.size {
+                let expect = match (r == c, r % 6 < 3) {
+                    (false, _) => 0.0,
+                    (true, true) => kernel.self_translation(),
+                    (true, false) => kernel.self_rotation(),
+                };
+                assert_eq!(m.get(r, c), expect, "({r}, {c})");
+            }
+        }
+    }
+}
