@@ -6,5 +6,8 @@
 //! ([`mobility`]): free drain (no hydrodynamic interaction) or the Rotne–Prager–Yamakawa tensors with
 //! the overlap correction of Wajnryb et al. (2013) ([`rpy`]).
 
+pub mod chain;
+pub mod constraints;
 pub mod mobility;
+pub mod multipliers;
 pub mod rpy;

@@ -1,0 +1,170 @@
+//! Fibers as chains of touching beads: all beads of all fibers in one array, each fiber a contiguous
+//! run of it (seed sec. 2.2; rods of length l = 2a between bead centres).
+
+use std::ops::Range;
+
+use silt_core::Vec3;
+
+/// The beads of every fiber.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fibers {
+    radius: f64,
+    /// Bead centres `Y_n`, fiber by fiber.
+    pub positions: Vec<Vec3>,
+    fibers: Vec<Range<usize>>,
+}
+
+impl Fibers {
+    /// No fibers yet, beads of `radius` (positive and finite).
+    pub fn new(radius: f64) -> Result<Self, String> {
+        if !(radius.is_finite() && radius > 0.0) {
+            return Err(format!(
+                "bead radius must be positive and finite, got {radius}"
+            ));
+        }
+        Ok(Fibers {
+            radius,
+            positions: Vec::new(),
+            fibers: Vec::new(),
+        })
+    }
+
+    /// Adds a fiber of `beads` beads (at least 2) along the curve `points(t)`, `t >= 0`, and returns its
+    /// index. The first bead sits at `points(0)` and each next one at the first point of the curve at
+    /// chord distance exactly `2a` from the previous bead (the beads touch), found by bisection; for a
+    /// curve parametrised by arc length the beads are about `2a` apart in `t`.
+    pub fn add(&mut self, beads: usize, points: impl Fn(f64) -> Vec3) -> Result<usize, String> {
+        if beads < 2 {
+            return Err(format!("a fiber needs at least 2 beads, got {beads}"));
+        }
+        let fiber = self.fibers.len();
+        let spacing = 2.0 * self.radius;
+        let finite = |t: f64| {
+            let y = points(t);
+            if silt_core::is_finite3(y) {
+                Ok(y)
+            } else {
+                Err(format!(
+                    "fiber {fiber}: the curve is not finite at t = {t}: {y}"
+                ))
+            }
+        };
+        let mut chain = vec![finite(0.0)?];
+        let mut t = 0.0;
+        while chain.len() < beads {
+            let last = *chain.last().unwrap();
+            // March in steps of a quarter spacing until the curve leaves the sphere of radius 2a.
+            let (mut low, mut high) = (t, t);
+            let mut steps = 0;
+            while (finite(high)? - last).length() < spacing {
+                low = high;
+                high += 0.25 * spacing;
+                steps += 1;
+                if steps > 100_000 {
+                    return Err(format!(
+                        "fiber {fiber}: the curve does not leave a sphere of radius 2a around bead {}",
+                        chain.len() - 1
+                    ));
+                }
+            }
+            for _ in 0..100 {
+                let mid = 0.5 * (low + high);
+                if (finite(mid)? - last).length() < spacing {
+                    low = mid;
+                } else {
+                    high = mid;
+                }
+            }
+            t = high;
+            // Exactly 2a from the previous bead, in the direction of the curve point found.
+            chain.push(last + spacing * (finite(t)? - last).normalize());
+        }
+        let first = self.positions.len();
+        self.positions.extend(chain);
+        self.fibers.push(first..first + beads);
+        Ok(fiber)
+    }
+
+    /// Adds a straight fiber of `beads` beads from `start` along `direction` (normalised here).
+    pub fn add_straight(
+        &mut self,
+        beads: usize,
+        start: Vec3,
+        direction: Vec3,
+    ) -> Result<usize, String> {
+        let length = direction.length();
+        if !(length.is_finite() && length > 0.0) {
+            return Err(format!(
+                "fiber direction must be a non-zero finite vector, got {direction}"
+            ));
+        }
+        let unit = direction / length;
+        self.add(beads, |s| start + s * unit)
+    }
+
+    /// Bead radius `a`.
+    pub fn radius(&self) -> f64 {
+        self.radius
+    }
+
+    /// Total number of beads.
+    pub fn bead_count(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// The beads of each fiber.
+    pub fn fibers(&self) -> &[Range<usize>] {
+        &self.fibers
+    }
+
+    /// Links `(n, n + 1)` of neighbouring beads, fiber by fiber (first bead of each link).
+    pub fn links(&self) -> impl Iterator<Item = usize> + '_ {
+        self.fibers.iter().flat_map(|f| f.start..f.end - 1)
+    }
+
+    /// Largest relative deviation `| |Y_(n+1) - Y_n| - 2a | / 2a` of the link lengths.
+    pub fn link_length_error(&self) -> f64 {
+        let spacing = 2.0 * self.radius;
+        self.links()
+            .map(|n| {
+                ((self.positions[n + 1] - self.positions[n]).length() - spacing).abs() / spacing
+            })
+            .fold(0.0, f64::max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn straight_fibers_touch_and_refuse_bad_input() {
+        let mut fibers = Fibers::new(0.5).unwrap();
+        fibers
+            .add_straight(4, Vec3::ZERO, Vec3::new(0.0, 3.0, 4.0))
+            .unwrap();
+        fibers.add_straight(3, Vec3::X * 10.0, Vec3::X).unwrap();
+        assert_eq!(fibers.bead_count(), 7);
+        assert_eq!(fibers.links().collect::<Vec<_>>(), vec![0, 1, 2, 4, 5]);
+        assert!(fibers.link_length_error() < 1e-15);
+        assert!((fibers.positions[3] - Vec3::new(0.0, 1.8, 2.4)).length() < 1e-15);
+        assert!(fibers.add_straight(1, Vec3::ZERO, Vec3::X).is_err());
+        assert!(fibers.add_straight(3, Vec3::ZERO, Vec3::ZERO).is_err());
+        assert!(Fibers::new(-1.0).is_err());
+        assert!(
+            fibers.add(3, |s| Vec3::splat(s.ln())).is_err(),
+            "ln 0 is not finite"
+        );
+        assert!(
+            fibers.add(3, |_| Vec3::ZERO).is_err(),
+            "a point is not a curve"
+        );
+        let helix = fibers
+            .add(20, |t| Vec3::new(2.0 * t.cos(), 2.0 * t.sin(), 0.3 * t))
+            .unwrap();
+        assert!(fibers.link_length_error() < 1e-14);
+        let beads = fibers.fibers()[helix].clone();
+        let on_helix = |y: Vec3| ((y.x * y.x + y.y * y.y).sqrt() - 2.0).abs() < 1e-12;
+        assert!(fibers.positions[beads].iter().all(|&y| on_helix(y)));
+    }
+}

@@ -1,0 +1,359 @@
+//! Linear kinematic constraints on the beads' velocities, `J Q' + B = 0` (seed eq. 2.5), and the kinds
+//! Silt knows: the gears model (seed sec. 2.2.3) and prescribed bead motion (clamped, hinged and actuated
+//! ends, seed sec. 2.3.4).
+//!
+//! Every constraint is a small type implementing [`Constraint`]: it says how many rows it has (a
+//! multiple of three) and fills its rows of `J`, as 3 × 6 blocks on the beads it involves, and of `B`.
+
+use std::sync::Arc;
+
+use glam::DMat3;
+use silt_core::Vec3;
+
+use crate::chain::Fibers;
+
+/// Rows of `J` on one bead: `J_rows · (V_n, W_n) = translation · V_n + rotation · W_n`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JacobianBlock {
+    /// First of the three rows.
+    pub row: usize,
+    /// The bead `n`.
+    pub bead: usize,
+    /// `∂σ/∂V_n`.
+    pub translation: DMat3,
+    /// `∂σ/∂W_n`.
+    pub rotation: DMat3,
+}
+
+/// What a constraint may read when it fills its rows.
+#[derive(Clone, Copy, Debug)]
+pub struct ConstraintState<'a> {
+    /// The fibers (radius, links) with their current bead positions.
+    pub fibers: &'a Fibers,
+    /// Time.
+    pub time: f64,
+}
+
+/// One kind of linear velocity constraint.
+pub trait Constraint: Send + Sync + std::fmt::Debug {
+    /// Number of rows (a multiple of 3).
+    fn rows(&self) -> usize;
+    /// Appends its blocks of `J` (rows from `first_row`) and writes its rows of `B`
+    /// (`offsets[0..self.rows()]`).
+    fn fill(
+        &self,
+        state: &ConstraintState,
+        first_row: usize,
+        blocks: &mut Vec<JacobianBlock>,
+        offsets: &mut [f64],
+    );
+}
+
+/// `[v]x`, the matrix of `w -> v × w`.
+pub fn cross_matrix(v: Vec3) -> DMat3 {
+    DMat3::from_cols(
+        Vec3::new(0.0, v.z, -v.y),
+        Vec3::new(-v.z, 0.0, v.x),
+        Vec3::new(v.y, -v.x, 0.0),
+    )
+}
+
+/// No slip at the contact point of beads `n` and `n + 1` (the gears model):
+/// `V_n - V_(n+1) - a e × (W_n + W_(n+1)) = 0`, `e = (Y_(n+1) - Y_n) / |Y_(n+1) - Y_n|`, so that the
+/// rigid-body velocities of both beads agree at `Y_n + a e` = `Y_(n+1) - a e` (seed eq. 2.18-2.24; the
+/// extracted eq. 2.20 lost a sign, see `shared/notes/bead-model.md`: this is the form that every rigid
+/// motion satisfies). `J` blocks `[I, -a[e]x]` on bead `n` and `[-I, -a[e]x]` on bead `n + 1`, `B = 0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GearsLink {
+    /// First bead of the link.
+    pub bead: usize,
+}
+
+impl Constraint for GearsLink {
+    fn rows(&self) -> usize {
+        3
+    }
+
+    fn fill(
+        &self,
+        state: &ConstraintState,
+        first_row: usize,
+        blocks: &mut Vec<JacobianBlock>,
+        offsets: &mut [f64],
+    ) {
+        let (n, positions) = (self.bead, &state.fibers.positions);
+        let e = (positions[n + 1] - positions[n]).normalize_or_zero();
+        let rotation = -state.fibers.radius() * cross_matrix(e);
+        blocks.push(JacobianBlock {
+            row: first_row,
+            bead: n,
+            translation: DMat3::IDENTITY,
+            rotation,
+        });
+        blocks.push(JacobianBlock {
+            row: first_row,
+            bead: n + 1,
+            translation: -DMat3::IDENTITY,
+            rotation,
+        });
+        offsets[..3].fill(0.0);
+    }
+}
+
+/// Prescribed velocity and/or angular velocity of one bead: a clamped end (both zero), a hinged end
+/// (velocity zero, rotation free) or an actuated end (a velocity that depends on time). Rows
+/// `V_n - U(t) = 0` and/or `W_n - Ω(t) = 0`: `J` blocks of the identity, `B = -U(t)`, `-Ω(t)`.
+#[derive(Clone)]
+pub struct PrescribedMotion {
+    /// The bead.
+    pub bead: usize,
+    /// `U(t)`, if the velocity is prescribed.
+    pub velocity: Option<Prescription>,
+    /// `Ω(t)`, if the angular velocity is prescribed.
+    pub angular_velocity: Option<Prescription>,
+}
+
+/// A velocity as a function of time.
+pub type Prescription = Arc<dyn Fn(f64) -> Vec3 + Send + Sync>;
+
+impl std::fmt::Debug for PrescribedMotion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrescribedMotion")
+            .field("bead", &self.bead)
+            .field("velocity", &self.velocity.is_some())
+            .field("angular_velocity", &self.angular_velocity.is_some())
+            .finish()
+    }
+}
+
+impl PrescribedMotion {
+    /// Held in place and in orientation.
+    pub fn clamped(bead: usize) -> Self {
+        PrescribedMotion {
+            bead,
+            velocity: Some(Arc::new(|_| Vec3::ZERO)),
+            angular_velocity: Some(Arc::new(|_| Vec3::ZERO)),
+        }
+    }
+
+    /// Held in place, free to rotate.
+    pub fn hinged(bead: usize) -> Self {
+        PrescribedMotion {
+            bead,
+            velocity: Some(Arc::new(|_| Vec3::ZERO)),
+            angular_velocity: None,
+        }
+    }
+}
+
+impl Constraint for PrescribedMotion {
+    fn rows(&self) -> usize {
+        3 * (self.velocity.is_some() as usize + self.angular_velocity.is_some() as usize)
+    }
+
+    fn fill(
+        &self,
+        state: &ConstraintState,
+        first_row: usize,
+        blocks: &mut Vec<JacobianBlock>,
+        offsets: &mut [f64],
+    ) {
+        let mut row = first_row;
+        let mut rows = offsets.chunks_exact_mut(3);
+        let parts = [
+            (&self.velocity, DMat3::IDENTITY, DMat3::ZERO),
+            (&self.angular_velocity, DMat3::ZERO, DMat3::IDENTITY),
+        ];
+        for (prescribed, translation, rotation) in parts {
+            let Some(prescribed) = prescribed else {
+                continue;
+            };
+            blocks.push(JacobianBlock {
+                row,
+                bead: self.bead,
+                translation,
+                rotation,
+            });
+            let target = prescribed(state.time);
+            rows.next()
+                .expect("PrescribedMotion::fill: offsets shorter than rows()")
+                .copy_from_slice(&(-target).to_array());
+            row += 3;
+        }
+    }
+}
+
+/// `J` and `B` of a set of constraints at one instant.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConstraintSystem {
+    /// Number of rows.
+    pub rows: usize,
+    /// `J` as 3-row blocks (each row of `J` is the sum of its blocks).
+    pub blocks: Vec<JacobianBlock>,
+    /// `B`.
+    pub offsets: Vec<f64>,
+}
+
+impl ConstraintSystem {
+    /// Fills `J` and `B` from `constraints`, in order.
+    pub fn assemble(constraints: &[Box<dyn Constraint>], state: &ConstraintState) -> Self {
+        let rows: usize = constraints.iter().map(|c| c.rows()).sum();
+        let mut system = ConstraintSystem {
+            rows,
+            blocks: Vec::with_capacity(2 * constraints.len()),
+            offsets: vec![0.0; rows],
+        };
+        let mut first_row = 0;
+        for constraint in constraints {
+            let count = constraint.rows();
+            constraint.fill(
+                state,
+                first_row,
+                &mut system.blocks,
+                &mut system.offsets[first_row..first_row + count],
+            );
+            first_row += count;
+        }
+        system
+    }
+
+    /// `J Q'` for bead velocities and angular velocities.
+    pub fn times(&self, velocities: &[Vec3], angular_velocities: &[Vec3]) -> Vec<f64> {
+        let mut out = vec![0.0; self.rows];
+        for b in &self.blocks {
+            let value =
+                b.translation * velocities[b.bead] + b.rotation * angular_velocities[b.bead];
+            for (o, v) in out[b.row..b.row + 3].iter_mut().zip(value.to_array()) {
+                *o += v;
+            }
+        }
+        out
+    }
+
+    /// `J Q' + B`, the constraint residual.
+    pub fn residual(&self, velocities: &[Vec3], angular_velocities: &[Vec3]) -> Vec<f64> {
+        let mut r = self.times(velocities, angular_velocities);
+        r.iter_mut().zip(&self.offsets).for_each(|(r, b)| *r += b);
+        r
+    }
+
+    /// `J^T λ` as forces and torques on `beads` beads (the constraint forces `F_c`, seed eq. 2.14).
+    pub fn transpose_times(&self, lambda: &[f64], beads: usize) -> (Vec<Vec3>, Vec<Vec3>) {
+        let mut forces = vec![Vec3::ZERO; beads];
+        let mut torques = vec![Vec3::ZERO; beads];
+        for b in &self.blocks {
+            let l = Vec3::from_slice(&lambda[b.row..b.row + 3]);
+            forces[b.bead] += b.translation.transpose() * l;
+            torques[b.bead] += b.rotation.transpose() * l;
+        }
+        (forces, torques)
+    }
+}
+
+/// The gears constraints of every link of `fibers`.
+pub fn gears(fibers: &Fibers) -> Vec<Box<dyn Constraint>> {
+    fibers
+        .links()
+        .map(|bead| Box::new(GearsLink { bead }) as Box<dyn Constraint>)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bent_chain() -> Fibers {
+        let mut fibers = Fibers::new(0.4).unwrap();
+        // A helix-like chain with exact link lengths 2a.
+        fibers
+            .add(7, |s| Vec3::new(s.cos(), s.sin(), 0.3 * s))
+            .unwrap();
+        let a = fibers.radius();
+        let mut p = fibers.positions.clone();
+        for n in 1..p.len() {
+            let e = (p[n] - p[n - 1]).normalize();
+            p[n] = p[n - 1] + 2.0 * a * e;
+        }
+        fibers.positions = p;
+        fibers
+    }
+
+    /// Every rigid motion V_n = U + Ω × Y_n, W_n = Ω satisfies the gears constraints.
+    #[test]
+    fn rigid_motion_satisfies_the_gears_model() {
+        let fibers = bent_chain();
+        let state = ConstraintState {
+            fibers: &fibers,
+            time: 0.0,
+        };
+        let system = ConstraintSystem::assemble(&gears(&fibers), &state);
+        assert_eq!(system.rows, 18);
+        let (u, omega) = (Vec3::new(0.3, -1.0, 2.0), Vec3::new(-0.7, 0.2, 1.1));
+        let v: Vec<Vec3> = fibers
+            .positions
+            .iter()
+            .map(|&y| u + omega.cross(y))
+            .collect();
+        let w = vec![omega; v.len()];
+        let r = system.residual(&v, &w);
+        assert!(r.iter().all(|x| x.abs() < 1e-14), "{r:?}");
+        // And a relative rotation of two beads about their link does not.
+        let mut w_bad = w.clone();
+        w_bad[3] += Vec3::Z;
+        assert!(system.residual(&v, &w_bad).iter().any(|x| x.abs() > 0.1));
+    }
+
+    /// Constraint forces and torques J^T λ have zero net force and zero net torque about the origin.
+    #[test]
+    fn gears_forces_have_no_net_force_or_torque() {
+        let fibers = bent_chain();
+        let state = ConstraintState {
+            fibers: &fibers,
+            time: 0.0,
+        };
+        let system = ConstraintSystem::assemble(&gears(&fibers), &state);
+        let lambda: Vec<f64> = (0..system.rows)
+            .map(|k| ((k * 7) % 5) as f64 - 2.0)
+            .collect();
+        let (f, t) = system.transpose_times(&lambda, fibers.bead_count());
+        let net_force: Vec3 = f.iter().sum();
+        let net_torque: Vec3 = (0..f.len())
+            .map(|n| t[n] + fibers.positions[n].cross(f[n]))
+            .sum();
+        assert!(net_force.length() < 1e-14, "{net_force}");
+        assert!(net_torque.length() < 1e-13, "{net_torque}");
+    }
+
+    #[test]
+    fn prescribed_motion_rows() {
+        let fibers = bent_chain();
+        let state = ConstraintState {
+            fibers: &fibers,
+            time: 2.0,
+        };
+        let actuated = PrescribedMotion {
+            bead: 0,
+            velocity: Some(Arc::new(|t| Vec3::new(t, 0.0, 0.0))),
+            angular_velocity: None,
+        };
+        let constraints: Vec<Box<dyn Constraint>> = vec![
+            Box::new(actuated),
+            Box::new(PrescribedMotion::clamped(6)),
+            Box::new(PrescribedMotion::hinged(3)),
+        ];
+        let system = ConstraintSystem::assemble(&constraints, &state);
+        assert_eq!(system.rows, 3 + 6 + 3);
+        let mut v = vec![Vec3::ZERO; 7];
+        let w = vec![Vec3::ZERO; 7];
+        v[0] = Vec3::new(2.0, 0.0, 0.0);
+        assert!(system.residual(&v, &w).iter().all(|x| *x == 0.0));
+        v[3] = Vec3::Y;
+        assert_eq!(system.residual(&v, &w)[10], 1.0);
+    }
+
+    #[test]
+    fn cross_matrix_is_the_cross_product() {
+        let (a, b) = (Vec3::new(1.0, -2.0, 0.5), Vec3::new(0.3, 4.0, -1.0));
+        assert!((cross_matrix(a) * b - a.cross(b)).length() < 1e-15);
+    }
+}
