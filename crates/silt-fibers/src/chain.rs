@@ -122,6 +122,40 @@ impl Fibers {
         self.fibers.iter().flat_map(|f| f.start..f.end - 1)
     }
 
+    /// Puts every link back to length `2a` along its current direction (drift control after a time
+    /// step). Each fiber is rebuilt outwards from its anchor bead (one whose position a constraint
+    /// prescribes, `anchors[fiber]`), which stays put; a fiber without one keeps its centroid.
+    pub fn restore_link_lengths(&mut self, anchors: &[Option<usize>]) {
+        let spacing = 2.0 * self.radius;
+        for (fiber, beads) in self.fibers.iter().enumerate() {
+            let y = &mut self.positions[beads.clone()];
+            let anchor = anchors.get(fiber).copied().flatten();
+            let centroid = y.iter().sum::<Vec3>() / y.len() as f64;
+            let start = anchor.map_or(0, |b| b - beads.start);
+            for n in start..y.len() - 1 {
+                let link = y[n + 1] - y[n];
+                y[n + 1] = y[n] + spacing * link.normalize();
+            }
+            for n in (0..start).rev() {
+                let link = y[n] - y[n + 1];
+                y[n] = y[n + 1] + spacing * link.normalize();
+            }
+            if anchor.is_none() {
+                let shift = centroid - y.iter().sum::<Vec3>() / y.len() as f64;
+                y.iter_mut().for_each(|p| *p += shift);
+            }
+        }
+    }
+
+    /// The fiber each bead belongs to.
+    pub fn fiber_of_bead(&self) -> Vec<usize> {
+        let mut owner = vec![0; self.positions.len()];
+        for (fiber, beads) in self.fibers.iter().enumerate() {
+            owner[beads.clone()].fill(fiber);
+        }
+        owner
+    }
+
     /// Largest relative deviation `| |Y_(n+1) - Y_n| - 2a | / 2a` of the link lengths.
     pub fn link_length_error(&self) -> f64 {
         let spacing = 2.0 * self.radius;

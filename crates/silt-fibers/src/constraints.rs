@@ -47,6 +47,12 @@ pub trait Constraint: Send + Sync + std::fmt::Debug {
         blocks: &mut Vec<JacobianBlock>,
         offsets: &mut [f64],
     );
+
+    /// The bead whose position this constraint prescribes, if any: link-length corrections keep it
+    /// where the time step put it.
+    fn anchored_bead(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// `[v]x`, the matrix of `w -> v × w`.
@@ -147,6 +153,10 @@ impl PrescribedMotion {
 }
 
 impl Constraint for PrescribedMotion {
+    fn anchored_bead(&self) -> Option<usize> {
+        self.velocity.as_ref().map(|_| self.bead)
+    }
+
     fn rows(&self) -> usize {
         3 * (self.velocity.is_some() as usize + self.angular_velocity.is_some() as usize)
     }
@@ -248,6 +258,66 @@ impl ConstraintSystem {
         }
         (forces, torques)
     }
+}
+
+/// A rigid joint at interior bead `n` of a gears chain: `W_(n-1) - W_(n+1) = 0`. With the gears rows
+/// of both links, `(W_(n-1) + W_n)⊥ = 2 Ω_(n-1)` and `(W_n + W_(n+1))⊥ = 2 Ω_n`, so the two links
+/// turn together (`Ω_(n-1)⊥ = Ω_n⊥` for a straight joint) and the beads either side spin alike about
+/// it: a rigid fiber without the bending time's step limit. `J` blocks `[0, I]` on bead `n - 1`,
+/// `[0, -I]` on bead `n + 1`, `B = 0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RigidJoint {
+    /// The bead at the joint (with neighbours on both sides in the same fiber).
+    pub bead: usize,
+}
+
+impl Constraint for RigidJoint {
+    fn rows(&self) -> usize {
+        3
+    }
+
+    fn fill(
+        &self,
+        _state: &ConstraintState,
+        first_row: usize,
+        blocks: &mut Vec<JacobianBlock>,
+        offsets: &mut [f64],
+    ) {
+        for (bead, sign) in [(self.bead - 1, 1.0), (self.bead + 1, -1.0)] {
+            blocks.push(JacobianBlock {
+                row: first_row,
+                bead,
+                translation: DMat3::ZERO,
+                rotation: sign * DMat3::IDENTITY,
+            });
+        }
+        offsets[..3].fill(0.0);
+    }
+}
+
+/// Rigid joints at every interior bead of `fibers` (together with [`gears`]: rigid fibers).
+pub fn rigid_joints(fibers: &Fibers) -> Vec<Box<dyn Constraint>> {
+    fibers
+        .fibers()
+        .iter()
+        .flat_map(|f| f.start + 1..f.end - 1)
+        .map(|bead| Box::new(RigidJoint { bead }) as Box<dyn Constraint>)
+        .collect()
+}
+
+/// A clamped end at bead `end` whose neighbour is `next`: `end` held in place and orientation, and
+/// `next` kept from rotating. Holding one bead is not enough under the gears model: its neighbour can
+/// still roll around it (`V_next = 2a Ω × e`, `W_next = 2 Ω`), a hinge. With both angular velocities
+/// zero the gears rows of the link fix `V_next = 0` too, so the first link keeps its direction.
+pub fn clamped_end(end: usize, next: usize) -> Vec<Box<dyn Constraint>> {
+    vec![
+        Box::new(PrescribedMotion::clamped(end)),
+        Box::new(PrescribedMotion {
+            bead: next,
+            velocity: None,
+            angular_velocity: Some(Arc::new(|_| Vec3::ZERO)),
+        }),
+    ]
 }
 
 /// The gears constraints of every link of `fibers`.

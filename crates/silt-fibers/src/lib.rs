@@ -8,6 +8,9 @@
 
 pub mod chain;
 pub mod constraints;
+pub mod dynamics;
+pub mod elasticity;
+pub mod flows;
 pub mod mobility;
 pub mod multipliers;
 pub mod rpy;

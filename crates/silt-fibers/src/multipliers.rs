@@ -108,6 +108,207 @@ pub fn assemble_multiplier_matrix(
     matrix
 }
 
+/// How `(J M* Jᵀ) λ = r` is solved.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum MultiplierSolver {
+    /// Dense Cholesky factorisation of the whole matrix (`O(rows³)`: one or a few fibers).
+    Direct,
+    /// Conjugate gradients, `J M* Jᵀ` applied matrix-free (two sparse products around the parallel
+    /// mobility product), preconditioned by the exact inverse of each fiber's own block (the
+    /// constraints coupled through shared beads, with the hydrodynamics inside the fiber).
+    /// Stops when `|r - A λ| <= tolerance |r|`.
+    ConjugateGradient {
+        tolerance: f64,
+        max_iterations: usize,
+    },
+    /// `Direct` up to [`AUTO_DIRECT_ROWS`] rows, conjugate gradients (tolerance 1e-10) above.
+    #[default]
+    Auto,
+}
+
+/// Largest system `MultiplierSolver::Auto` factorises whole.
+pub const AUTO_DIRECT_ROWS: usize = 600;
+
+
+/// Dense Cholesky solve of the row-major `rows × rows` matrix, with the dependent-pivot check.
+fn cholesky(matrix: &[f64], rows: usize) -> Result<faer::linalg::solvers::Llt<f64>, String> {
+    let a = Mat::<f64>::from_fn(rows, rows, |i, j| matrix[i * rows + j]);
+    let cholesky = a.llt(faer::Side::Lower).map_err(|e| {
+        format!(
+            "the constraint matrix J M Jᵀ ({rows} rows) is not positive definite ({e:?}): \
+             some constraints are redundant or contradict each other"
+        )
+    })?;
+    // Independent constraints keep every pivot a fair fraction of its diagonal entry; a
+    // dependent set leaves a pivot at round-off level, whatever its sign came out as.
+    let factor = cholesky.L();
+    if let Some(row) = (0..rows).find(|&i| {
+        let pivot = factor[(i, i)];
+        pivot * pivot <= DEPENDENT_PIVOT * matrix[i * rows + i]
+    }) {
+        return Err(format!(
+            "the constraint matrix J M Jᵀ ({rows} rows) is singular at row {row}: \
+             some constraints are redundant or contradict each other"
+        ));
+    }
+    Ok(cholesky)
+}
+
+fn cholesky_solve(factor: &faer::linalg::solvers::Llt<f64>, rhs: &[f64]) -> Vec<f64> {
+    let b = Mat::<f64>::from_fn(rhs.len(), 1, |i, _| rhs[i]);
+    let x = factor.solve(&b);
+    (0..rhs.len()).map(|i| x[(i, 0)]).collect()
+}
+
+/// The 3-row groups of `J` coupled through shared beads (union–find), each sorted, in the order of
+/// their first group: one per fiber for the gears links and end conditions of separate fibers.
+fn coupled_groups(system: &ConstraintSystem) -> Vec<Vec<usize>> {
+    let groups = system.rows / 3;
+    let mut parent: Vec<usize> = (0..groups).collect();
+    fn root(parent: &mut [usize], mut g: usize) -> usize {
+        while parent[g] != g {
+            parent[g] = parent[parent[g]];
+            g = parent[g];
+        }
+        g
+    }
+    let mut first_group_of_bead = std::collections::HashMap::new();
+    for b in &system.blocks {
+        let g = b.row / 3;
+        let other = *first_group_of_bead.entry(b.bead).or_insert(g);
+        let (ra, rb) = (root(&mut parent, g), root(&mut parent, other));
+        if ra != rb {
+            parent[ra.max(rb)] = ra.min(rb);
+        }
+    }
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
+    for g in 0..groups {
+        let r = root(&mut parent, g);
+        members[r].push(g);
+    }
+    members.into_iter().filter(|m| !m.is_empty()).collect()
+}
+
+/// Block-diagonal preconditioner: the Cholesky factors of each coupled group's own `J M* Jᵀ`.
+struct GroupPreconditioner {
+    groups: Vec<(Vec<usize>, faer::linalg::solvers::Llt<f64>)>,
+}
+
+impl GroupPreconditioner {
+    fn new(
+        mobility: &Mobility,
+        positions: &[Vec3],
+        system: &ConstraintSystem,
+    ) -> Result<Self, String> {
+        let groups = coupled_groups(system);
+        let mut blocks_of_group: Vec<Vec<JacobianBlock>> = vec![Vec::new(); system.rows / 3];
+        for b in &system.blocks {
+            blocks_of_group[b.row / 3].push(*b);
+        }
+        let factors = groups
+            .into_par_iter()
+            .map(|members| {
+                let mut local = ConstraintSystem {
+                    rows: 3 * members.len(),
+                    blocks: Vec::new(),
+                    offsets: vec![0.0; 3 * members.len()],
+                };
+                for (k, &g) in members.iter().enumerate() {
+                    local.blocks.extend(
+                        blocks_of_group[g]
+                            .iter()
+                            .map(|b| JacobianBlock { row: 3 * k, ..*b }),
+                    );
+                }
+                let matrix = assemble_multiplier_matrix(mobility, positions, &local);
+                cholesky(&matrix, local.rows).map(|f| (members, f))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(GroupPreconditioner { groups: factors })
+    }
+
+    fn apply(&self, residual: &[f64]) -> Vec<f64> {
+        let solved: Vec<Vec<f64>> = self
+            .groups
+            .par_iter()
+            .map(|(members, factor)| {
+                let local: Vec<f64> = members
+                    .iter()
+                    .flat_map(|&g| residual[3 * g..3 * g + 3].iter().copied())
+                    .collect();
+                cholesky_solve(factor, &local)
+            })
+            .collect();
+        let mut out = vec![0.0; residual.len()];
+        for ((members, _), x) in self.groups.iter().zip(&solved) {
+            for (k, &g) in members.iter().enumerate() {
+                out[3 * g..3 * g + 3].copy_from_slice(&x[3 * k..3 * k + 3]);
+            }
+        }
+        out
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Preconditioned conjugate gradients on `(J M* Jᵀ) λ = rhs`; returns λ and the iterations taken.
+fn conjugate_gradient(
+    mobility: &Mobility,
+    positions: &[Vec3],
+    system: &ConstraintSystem,
+    rhs: &[f64],
+    tolerance: f64,
+    max_iterations: usize,
+) -> Result<(Vec<f64>, usize), String> {
+    let n = positions.len();
+    let operator = |x: &[f64]| {
+        let (f, t) = system.transpose_times(x, n);
+        let mut v = vec![Vec3::ZERO; n];
+        let mut w = vec![Vec3::ZERO; n];
+        mobility.apply(positions, &f, &t, &mut v, &mut w);
+        system.times(&v, &w)
+    };
+    let preconditioner = GroupPreconditioner::new(mobility, positions, system)?;
+    let target = tolerance * dot(rhs, rhs).sqrt();
+    let mut x = vec![0.0; rhs.len()];
+    let mut r = rhs.to_vec();
+    if dot(&r, &r).sqrt() <= target {
+        return Ok((x, 0));
+    }
+    let mut z = preconditioner.apply(&r);
+    let mut p = z.clone();
+    let mut rz = dot(&r, &z);
+    for iteration in 1..=max_iterations {
+        let ap = operator(&p);
+        let curvature = dot(&p, &ap);
+        if curvature.is_nan() || curvature <= 0.0 {
+            return Err(format!(
+                "conjugate gradients on J M Jᵀ broke down at iteration {iteration} (pᵀAp = \
+                 {curvature:e}): some constraints are redundant or contradict each other"
+            ));
+        }
+        let alpha = rz / curvature;
+        x.iter_mut().zip(&p).for_each(|(x, p)| *x += alpha * p);
+        r.iter_mut().zip(&ap).for_each(|(r, a)| *r -= alpha * a);
+        if dot(&r, &r).sqrt() <= target {
+            return Ok((x, iteration));
+        }
+        z = preconditioner.apply(&r);
+        let rz_next = dot(&r, &z);
+        let beta = rz_next / rz;
+        rz = rz_next;
+        p.iter_mut().zip(&z).for_each(|(p, z)| *p = z + beta * *p);
+    }
+    Err(format!(
+        "conjugate gradients on J M Jᵀ ({} rows) did not reach the relative residual {tolerance:e} \
+         in {max_iterations} iterations (now {:e})",
+        rhs.len(),
+        dot(&r, &r).sqrt() / (target / tolerance)
+    ))
+}
+
 /// Solves for the multipliers and the constrained motion of beads at `positions` under the known
 /// forces and torques `F_0` (elastic, active, external) and an optional ambient flow.
 pub fn solve_constrained(
@@ -117,6 +318,7 @@ pub fn solve_constrained(
     forces: &[Vec3],
     torques: &[Vec3],
     ambient: Option<Ambient>,
+    solver: MultiplierSolver,
 ) -> Result<ConstrainedMotion, String> {
     let n = positions.len();
     let add_ambient = |v: &mut [Vec3], w: &mut [Vec3]| {
@@ -144,29 +346,26 @@ pub fn solve_constrained(
             .map(|r| -r)
             .collect();
         let rows = system.rows;
-        let matrix = assemble_multiplier_matrix(mobility, positions, system);
-        let a = Mat::<f64>::from_fn(rows, rows, |i, j| matrix[i * rows + j]);
-        let cholesky = a.llt(faer::Side::Lower).map_err(|e| {
-            format!(
-                "the constraint matrix J M Jᵀ ({rows} rows) is not positive definite ({e:?}): \
-                 some constraints are redundant or contradict each other"
-            )
-        })?;
-        // Independent constraints keep every pivot a fair fraction of its diagonal entry; a
-        // dependent set leaves a pivot at round-off level, whatever its sign came out as.
-        let factor = cholesky.L();
-        if let Some(row) = (0..rows).find(|&i| {
-            let pivot = factor[(i, i)];
-            pivot * pivot <= DEPENDENT_PIVOT * matrix[i * rows + i]
-        }) {
-            return Err(format!(
-                "the constraint matrix J M Jᵀ ({rows} rows) is singular at row {row}: \
-                 some constraints are redundant or contradict each other"
-            ));
+        let solver = match solver {
+            MultiplierSolver::Auto if rows <= AUTO_DIRECT_ROWS => MultiplierSolver::Direct,
+            MultiplierSolver::Auto => MultiplierSolver::ConjugateGradient {
+                tolerance: 1e-10,
+                max_iterations: 1000,
+            },
+            chosen => chosen,
+        };
+        match solver {
+            MultiplierSolver::ConjugateGradient {
+                tolerance,
+                max_iterations,
+            } => {
+                conjugate_gradient(mobility, positions, system, &rhs, tolerance, max_iterations)?.0
+            }
+            _ => {
+                let matrix = assemble_multiplier_matrix(mobility, positions, system);
+                cholesky_solve(&cholesky(&matrix, rows)?, &rhs)
+            }
         }
-        let b = Mat::<f64>::from_fn(rows, 1, |i, _| rhs[i]);
-        let x = cholesky.solve(&b);
-        (0..rows).map(|i| x[(i, 0)]).collect::<Vec<f64>>()
     };
     let (constraint_forces, constraint_torques) = system.transpose_times(&multipliers, n);
     let total_f: Vec<Vec3> = forces
@@ -242,8 +441,16 @@ mod tests {
         let torque = Vec3::new(0.0, 0.4, -1.0);
         let forces = vec![Vec3::ZERO; 2];
         let torques = vec![torque, Vec3::ZERO];
-        let motion =
-            solve_constrained(&m, &fibers.positions, &system, &forces, &torques, None).unwrap();
+        let motion = solve_constrained(
+            &m,
+            &fibers.positions,
+            &system,
+            &forces,
+            &torques,
+            None,
+            MultiplierSolver::Direct,
+        )
+        .unwrap();
         let (mu_t, mu_r) = (
             1.0 / (6.0 * PI * 1.3 * a),
             1.0 / (8.0 * PI * 1.3 * a.powi(3)),
@@ -276,8 +483,16 @@ mod tests {
                 .map(|k| Vec3::new((k % 3) as f64 - 1.0, -1.0, 0.1 * k as f64))
                 .collect();
             let torques: Vec<Vec3> = (0..n).map(|k| Vec3::splat(0.05 * (k % 4) as f64)).collect();
-            let motion =
-                solve_constrained(&m, &fibers.positions, &system, &forces, &torques, None).unwrap();
+            let motion = solve_constrained(
+                &m,
+                &fibers.positions,
+                &system,
+                &forces,
+                &torques,
+                None,
+                MultiplierSolver::Direct,
+            )
+            .unwrap();
             let scale = motion
                 .velocities
                 .iter()
@@ -335,8 +550,82 @@ mod tests {
             &zeros,
             &zeros,
             None,
+            MultiplierSolver::Direct,
         )
         .unwrap_err();
         assert!(err.contains("redundant"), "{err}");
+    }
+
+    /// Conjugate gradients with the per-fiber preconditioner reach the direct solution; the groups
+    /// are the fibers (with their end conditions).
+    #[test]
+    fn conjugate_gradients_agree_with_the_direct_solve() {
+        let a = 0.5;
+        let mut fibers = Fibers::new(a).unwrap();
+        for k in 0..5 {
+            let shift = Vec3::new(0.3 * k as f64, 1.6 * k as f64, 0.4 * (k % 2) as f64);
+            fibers
+                .add(8, move |s| {
+                    shift + Vec3::new(s, 0.3 * (0.5 * s + k as f64).sin(), 0.1 * s)
+                })
+                .unwrap();
+        }
+        let state = ConstraintState {
+            fibers: &fibers,
+            time: 0.0,
+        };
+        let mut constraints = gears(&fibers);
+        constraints.push(Box::new(PrescribedMotion::hinged(8)));
+        let system = ConstraintSystem::assemble(&constraints, &state);
+        let groups = coupled_groups(&system);
+        assert_eq!(groups.len(), 5);
+        assert_eq!(groups[1].len(), 8, "7 links and the hinge of fiber 1");
+        let n = fibers.bead_count();
+        let forces: Vec<Vec3> = (0..n)
+            .map(|k| Vec3::new((k % 3) as f64 - 1.0, -1.0, 0.1 * (k % 5) as f64))
+            .collect();
+        let torques: Vec<Vec3> = (0..n).map(|k| Vec3::splat(0.05 * (k % 4) as f64)).collect();
+        let m = mobility(Hydrodynamics::Rpy, a);
+        let solve = |solver| {
+            solve_constrained(
+                &m,
+                &fibers.positions,
+                &system,
+                &forces,
+                &torques,
+                None,
+                solver,
+            )
+            .unwrap()
+        };
+        let direct = solve(MultiplierSolver::Direct);
+        let iterative = solve(MultiplierSolver::ConjugateGradient {
+            tolerance: 1e-12,
+            max_iterations: 200,
+        });
+        let size = direct
+            .multipliers
+            .iter()
+            .fold(0.0f64, |m, x| m.max(x.abs()));
+        for (d, i) in direct.multipliers.iter().zip(&iterative.multipliers) {
+            assert!((d - i).abs() < 1e-9 * size, "{d} vs {i}");
+        }
+        // The fibers interact only through the fluid between them: a few iterations suffice.
+        let (mut free_v, mut free_w) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
+        m.apply(
+            &fibers.positions,
+            &forces,
+            &torques,
+            &mut free_v,
+            &mut free_w,
+        );
+        let rhs: Vec<f64> = system
+            .residual(&free_v, &free_w)
+            .iter()
+            .map(|r| -r)
+            .collect();
+        let (_, iterations) =
+            conjugate_gradient(&m, &fibers.positions, &system, &rhs, 1e-10, 200).unwrap();
+        assert!(iterations <= 30, "{iterations} iterations");
     }
 }

@@ -1,0 +1,231 @@
+//! One time step of the constrained bead system (seed sec. 2.2.6), top to bottom:
+//!
+//! 1. known loads `F_0`: bending torques (eq. 2.32-2.35, with the rest curvature at time t), the
+//!    external force per bead (buoyant weight, a uniform load);
+//! 2. the ambient flow at the beads, `V_∞*`;
+//! 3. the constraint rows `J`, `B` at the current positions and time;
+//! 4. multipliers and velocities `Q' = M* (F_0 + Jᵀ λ) + V_∞*` (eq. 2.17);
+//! 5. positions (and bead orientations) by third-order Adams–Bashforth (eq. 2.36), started by one
+//!    Euler and one second-order step.
+
+use glam::DQuat;
+use silt_core::Vec3;
+
+use crate::chain::Fibers;
+use crate::constraints::{Constraint, ConstraintState, ConstraintSystem};
+use crate::elasticity::Bending;
+use crate::flows::AmbientFlow;
+use crate::mobility::Mobility;
+use crate::multipliers::{solve_constrained, Ambient, ConstrainedMotion, MultiplierSolver};
+
+/// Everything that moves the beads. Links drift from 2a at second order in the step under the
+/// seed's scheme (a rotating chord lengthens); `restore_links` (on by default) puts them back after
+/// each step and records the correction.
+#[derive(Debug)]
+pub struct FiberSystem {
+    /// Bead centres, fiber by fiber.
+    pub fibers: Fibers,
+    /// Bead orientations (unit quaternions, body to world), integrated from `W_n`.
+    pub orientations: Vec<DQuat>,
+    pub mobility: Mobility,
+    /// Kinematic constraints (gears links, clamped/hinged/actuated ends, ...).
+    pub constraints: Vec<Box<dyn Constraint>>,
+    pub bending: Bending,
+    /// External force on every bead (buoyant weight `W 2a`, a uniform load `q 2a`).
+    pub bead_force: Vec3,
+    pub flow: AmbientFlow,
+    /// How the multiplier system is solved.
+    pub solver: MultiplierSolver,
+    /// Put links back to length 2a after each step (drift control; the seed's scheme has none).
+    pub restore_links: bool,
+    /// Largest relative link-length error the last step's correction removed (0 without it).
+    pub link_correction: f64,
+    /// Time `t`.
+    pub time: f64,
+}
+
+/// Velocities of earlier steps, newest first, for the Adams–Bashforth steps.
+#[derive(Clone, Debug, Default)]
+pub struct AdamsBashforth {
+    /// `(V, dq/dt)` of the last steps, newest first (at most 2 kept between steps).
+    history: Vec<(Vec<Vec3>, Vec<DQuat>)>,
+}
+
+impl AdamsBashforth {
+    /// Steps taken so far, up to 3 (the order of the next step is `min(steps + 1, 3)`).
+    pub fn order_of_next_step(&self) -> usize {
+        self.history.len() + 1
+    }
+
+    /// `Σ_k β_k x_k` with the Adams–Bashforth weights of the available order, newest first.
+    fn combine<T: Copy + std::ops::Mul<f64, Output = T> + std::ops::Add<Output = T>>(
+        values: &[T],
+    ) -> T {
+        match values {
+            [v0] => *v0 * 1.0,
+            [v0, v1] => *v0 * 1.5 + *v1 * -0.5,
+            [v0, v1, v2, ..] => *v0 * (23.0 / 12.0) + *v1 * (-16.0 / 12.0) + *v2 * (5.0 / 12.0),
+            [] => unreachable!("at least the current velocity"),
+        }
+    }
+}
+
+/// Per-step summary for the CSV diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Diagnostics {
+    pub time: f64,
+    /// Mean end-to-end distance of the fibers.
+    pub end_to_end: f64,
+    /// Mean bead velocity (centre-of-mass velocity of all fibers).
+    pub mean_velocity: Vec3,
+    /// Largest relative link-length error `| |Y_(n+1) - Y_n| - 2a | / 2a`.
+    pub link_error: f64,
+    /// Largest relative link-length error removed by the drift correction after the last step.
+    pub link_correction: f64,
+    /// Largest residual `|J Q' + B|` of the velocity constraints.
+    pub constraint_residual: f64,
+    /// Bending energy.
+    pub bending_energy: f64,
+}
+
+impl FiberSystem {
+    /// Fibers linked by the gears model, beads not rotated, no load, fluid at rest, the automatic
+    /// multiplier solver: set the public fields for the rest.
+    pub fn new(fibers: Fibers, mobility: Mobility, bending: Bending) -> Self {
+        let constraints = crate::constraints::gears(&fibers);
+        FiberSystem {
+            orientations: vec![DQuat::IDENTITY; fibers.bead_count()],
+            fibers,
+            mobility,
+            constraints,
+            bending,
+            bead_force: Vec3::ZERO,
+            flow: AmbientFlow::Quiescent,
+            solver: MultiplierSolver::Auto,
+            restore_links: true,
+            link_correction: 0.0,
+            time: 0.0,
+        }
+    }
+
+    /// The known forces and torques `F_0` at the current state.
+    pub fn known_loads(&self) -> (Vec<Vec3>, Vec<Vec3>) {
+        let n = self.fibers.bead_count();
+        let forces = vec![self.bead_force; n];
+        let mut torques = vec![Vec3::ZERO; n];
+        self.bending
+            .add_torques(&self.fibers, self.time, &mut torques);
+        (forces, torques)
+    }
+
+    /// The constraint rows at the current state.
+    pub fn constraint_system(&self) -> ConstraintSystem {
+        let state = ConstraintState {
+            fibers: &self.fibers,
+            time: self.time,
+        };
+        ConstraintSystem::assemble(&self.constraints, &state)
+    }
+
+    /// Forces, multipliers and velocities at the current state (steps 1-4).
+    pub fn motion(&self) -> Result<ConstrainedMotion, String> {
+        let (forces, torques) = self.known_loads();
+        let (flow_v, flow_w) = self.flow.at_beads(&self.fibers.positions);
+        let ambient = (self.flow != AmbientFlow::Quiescent).then_some(Ambient {
+            velocities: &flow_v,
+            angular_velocities: &flow_w,
+        });
+        let system = self.constraint_system();
+        solve_constrained(
+            &self.mobility,
+            &self.fibers.positions,
+            &system,
+            &forces,
+            &torques,
+            ambient,
+            self.solver,
+        )
+    }
+
+    /// Advances by `dt` (steps 1-5) and returns the motion and diagnostics at the start of the step.
+    /// The state is left unchanged when the solve fails or the new positions are not finite.
+    pub fn step(
+        &mut self,
+        dt: f64,
+        integrator: &mut AdamsBashforth,
+    ) -> Result<(ConstrainedMotion, Diagnostics), String> {
+        let motion = self.motion()?;
+        let diagnostics = self.diagnostics(&motion);
+        let spin_rates: Vec<DQuat> = self
+            .orientations
+            .iter()
+            .zip(&motion.angular_velocities)
+            .map(|(q, w)| DQuat::from_xyzw(w.x, w.y, w.z, 0.0) * *q * 0.5)
+            .collect();
+        integrator
+            .history
+            .insert(0, (motion.velocities.clone(), spin_rates));
+        integrator.history.truncate(3);
+        let history = &integrator.history;
+        let n = self.fibers.bead_count();
+        let mut positions = self.fibers.positions.clone();
+        let mut orientations = self.orientations.clone();
+        for i in 0..n {
+            let velocities: Vec<Vec3> = history.iter().map(|h| h.0[i]).collect();
+            positions[i] += dt * AdamsBashforth::combine(&velocities);
+            let rates: Vec<DQuat> = history.iter().map(|h| h.1[i]).collect();
+            orientations[i] = (orientations[i] + AdamsBashforth::combine(&rates) * dt).normalize();
+        }
+        if let Some(i) = positions.iter().position(|y| !silt_core::is_finite3(*y)) {
+            integrator.history.remove(0);
+            return Err(format!(
+                "bead {i} left the finite range at t = {}: the step dt = {dt} is probably above \
+                 the bending time {:.3e}",
+                self.time,
+                self.bending
+                    .bending_time(self.fibers.radius(), self.mobility.kernel.viscosity())
+            ));
+        }
+        integrator.history.truncate(2);
+        self.fibers.positions = positions;
+        if self.restore_links {
+            self.link_correction = self.fibers.link_length_error();
+            let owner = self.fibers.fiber_of_bead();
+            let mut anchors = vec![None; self.fibers.fibers().len()];
+            for bead in self.constraints.iter().filter_map(|c| c.anchored_bead()) {
+                anchors[owner[bead]].get_or_insert(bead);
+            }
+            self.fibers.restore_link_lengths(&anchors);
+        }
+        self.orientations = orientations;
+        self.time += dt;
+        Ok((motion, diagnostics))
+    }
+
+    /// The diagnostics of `motion`, the motion at the current state.
+    pub fn diagnostics(&self, motion: &ConstrainedMotion) -> Diagnostics {
+        let y = &self.fibers.positions;
+        let fibers = self.fibers.fibers();
+        let end_to_end = fibers
+            .iter()
+            .map(|f| (y[f.end - 1] - y[f.start]).length())
+            .sum::<f64>()
+            / fibers.len().max(1) as f64;
+        let mean_velocity =
+            motion.velocities.iter().sum::<Vec3>() / motion.velocities.len().max(1) as f64;
+        let residual = self
+            .constraint_system()
+            .residual(&motion.velocities, &motion.angular_velocities)
+            .into_iter()
+            .fold(0.0, |m: f64, r| m.max(r.abs()));
+        Diagnostics {
+            time: self.time,
+            end_to_end,
+            mean_velocity,
+            link_error: self.fibers.link_length_error(),
+            link_correction: self.link_correction,
+            constraint_residual: residual,
+            bending_energy: self.bending.energy(&self.fibers, self.time),
+        }
+    }
+}
