@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use silt_io::coupled_run::{CoupledRunError, CoupledSimulation};
 use silt_io::coupled_scene::{is_coupled_scene, CoupledScene};
+use silt_io::fiber_scene::is_fiber_scene;
 use silt_io::fluid_run::{FluidRunError, FluidSimulation};
 use silt_io::fluid_scene::{is_fluid_scene, FluidScene};
 use silt_io::scene::Scene;
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+mod fibers;
 mod progress;
 mod validate;
 
@@ -36,7 +38,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scene (without SCENE: the built-in default scene, a polydisperse bed poured onto a floor).
-    /// A scene with a top-level [fluid] table is a fluid scene (incompressible flow on a grid).
+    /// A scene with a top-level [fluid] table is a fluid scene (incompressible flow on a grid); one
+    /// with only a [fibers] table is a fiber scene (bead chains at low Reynolds number).
     Run {
         scene: Option<PathBuf>,
         /// Output directory (default: silt-output/<scene name>).
@@ -53,7 +56,8 @@ enum Command {
         quiet: bool,
     },
     /// Check a scene and print derived quantities (particles: contact time, overlaps, Stokes numbers,
-    /// memory; fluid: grid, time step and its limits, Reynolds number, memory).
+    /// memory; fluid: grid, time step and its limits, Reynolds number, memory; fibers: bending time
+    /// and the step against it, solver, B and shear numbers).
     Check { scene: Option<PathBuf> },
     /// Print the built-in default scene (a commented example of the format).
     DefaultScene,
@@ -156,6 +160,9 @@ fn check(scene: Option<&Path>) -> ExitCode {
     if is_coupled_scene(&text) {
         return check_coupled(&text, &source);
     }
+    if is_fiber_scene(&text) {
+        return fibers::check(&text, &source);
+    }
     let (scene, _) = match load(text, &source) {
         Ok(s) => s,
         Err(code) => return code,
@@ -189,6 +196,9 @@ fn run(
     }
     if is_coupled_scene(&text) {
         return run_coupled(&text, &source, output, resume, until, quiet);
+    }
+    if is_fiber_scene(&text) {
+        return fibers::run(&text, &source, output, resume, until, quiet);
     }
     let (scene, text) = match load(text, &source) {
         Ok(s) => s,
@@ -585,7 +595,7 @@ impl FluidProgress {
 }
 
 /// A run that stopped early (diverged, or could not write): the message, where its output is, exit code 1.
-fn stopped(error: &dyn std::fmt::Display, out_dir: &Path) -> ExitCode {
+pub(crate) fn stopped(error: &dyn std::fmt::Display, out_dir: &Path) -> ExitCode {
     eprintln!("error: {error}");
     eprintln!(
         "the output written before the failure is kept in {}",

@@ -1,6 +1,7 @@
 //! Every scene in examples/ is valid and runs.
 
 use silt_io::coupled_scene::{is_coupled_scene, CoupledScene};
+use silt_io::fiber_scene::{is_fiber_scene, FiberScene};
 use silt_io::fluid_scene::{is_fluid_scene, FluidScene};
 use silt_io::scene::Scene;
 
@@ -10,6 +11,7 @@ fn every_example_scene_builds_and_steps() {
     let mut count = 0;
     let mut fluid = 0;
     let mut coupled = 0;
+    let mut fibers = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
@@ -27,6 +29,19 @@ fn every_example_scene_builds_and_steps() {
                 panic!("{}: {e}", path.display());
             }
             coupled += 1;
+            continue;
+        }
+        // Fiber scenes (a top-level [fibers] table): build and take a few steps.
+        if is_fiber_scene(&text) {
+            let scene = FiberScene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let mut system = scene.build().unwrap_or_else(|e| panic!("{e}"));
+            let mut integrator = silt_fibers::dynamics::AdamsBashforth::default();
+            for _ in 0..3 {
+                system
+                    .step(scene.dt, &mut integrator)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            fibers += 1;
             continue;
         }
         // Fluid scenes (a top-level [fluid] table): build the solver and take a few steps.
@@ -53,6 +68,7 @@ fn every_example_scene_builds_and_steps() {
     assert!(count >= 3, "found {count} example scenes");
     assert!(fluid >= 7, "found {fluid} fluid example scenes");
     assert!(coupled >= 4, "found {coupled} coupled example scenes");
+    assert!(fibers >= 3, "found {fibers} fiber example scenes");
 }
 
 #[test]

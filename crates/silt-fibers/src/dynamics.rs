@@ -16,7 +16,7 @@ use crate::constraints::{Constraint, ConstraintState, ConstraintSystem};
 use crate::elasticity::Bending;
 use crate::flows::AmbientFlow;
 use crate::mobility::Mobility;
-use crate::multipliers::{solve_constrained, Ambient, ConstrainedMotion, MultiplierSolver};
+use crate::multipliers::{solve_constrained, Ambient, ConstrainedMotion, Loads, MultiplierSolver};
 
 /// Everything that moves the beads. Links drift from 2a at second order in the step under the
 /// seed's scheme (a rotating chord lengthens); `restore_links` (on by default) puts them back after
@@ -40,6 +40,8 @@ pub struct FiberSystem {
     pub restore_links: bool,
     /// Largest relative link-length error the last step's correction removed (0 without it).
     pub link_correction: f64,
+    /// The last step's multipliers, to warm-start the next solve.
+    pub last_multipliers: Vec<f64>,
     /// Time `t`.
     pub time: f64,
 }
@@ -55,6 +57,22 @@ impl AdamsBashforth {
     /// Steps taken so far, up to 3 (the order of the next step is `min(steps + 1, 3)`).
     pub fn order_of_next_step(&self) -> usize {
         self.history.len() + 1
+    }
+
+    /// The velocities `(V, dq/dt)` of the last steps, newest first (for checkpoints).
+    pub fn history(&self) -> &[(Vec<Vec3>, Vec<DQuat>)] {
+        &self.history
+    }
+
+    /// Restores a history saved by [`AdamsBashforth::history`] (at most 2 entries).
+    pub fn from_history(history: Vec<(Vec<Vec3>, Vec<DQuat>)>) -> Result<Self, String> {
+        if history.len() > 2 {
+            return Err(format!(
+                "an Adams–Bashforth history holds at most 2 earlier steps, got {}",
+                history.len()
+            ));
+        }
+        Ok(AdamsBashforth { history })
     }
 
     /// `Σ_k β_k x_k` with the Adams–Bashforth weights of the available order, newest first.
@@ -86,6 +104,8 @@ pub struct Diagnostics {
     pub constraint_residual: f64,
     /// Bending energy.
     pub bending_energy: f64,
+    /// Conjugate-gradient iterations of the multiplier solve (0: direct).
+    pub solver_iterations: usize,
 }
 
 impl FiberSystem {
@@ -104,6 +124,7 @@ impl FiberSystem {
             solver: MultiplierSolver::Auto,
             restore_links: true,
             link_correction: 0.0,
+            last_multipliers: Vec::new(),
             time: 0.0,
         }
     }
@@ -140,10 +161,13 @@ impl FiberSystem {
             &self.mobility,
             &self.fibers.positions,
             &system,
-            &forces,
-            &torques,
+            Loads {
+                forces: &forces,
+                torques: &torques,
+            },
             ambient,
             self.solver,
+            Some(&self.last_multipliers),
         )
     }
 
@@ -155,6 +179,7 @@ impl FiberSystem {
         integrator: &mut AdamsBashforth,
     ) -> Result<(ConstrainedMotion, Diagnostics), String> {
         let motion = self.motion()?;
+        self.last_multipliers.clone_from(&motion.multipliers);
         let diagnostics = self.diagnostics(&motion);
         let spin_rates: Vec<DQuat> = self
             .orientations
@@ -226,6 +251,7 @@ impl FiberSystem {
             link_correction: self.link_correction,
             constraint_residual: residual,
             bending_energy: self.bending.energy(&self.fibers, self.time),
+            solver_iterations: motion.iterations,
         }
     }
 }

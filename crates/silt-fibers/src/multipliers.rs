@@ -34,6 +34,8 @@ pub struct ConstrainedMotion {
     /// `Q' = M* F + V_∞*`.
     pub velocities: Vec<Vec3>,
     pub angular_velocities: Vec<Vec3>,
+    /// Conjugate-gradient iterations taken (0 for the direct solve).
+    pub iterations: usize,
 }
 
 /// The ambient flow at the bead centres, `V_∞*`: velocity and angular velocity (half the vorticity).
@@ -128,7 +130,6 @@ pub enum MultiplierSolver {
 
 /// Largest system `MultiplierSolver::Auto` factorises whole.
 pub const AUTO_DIRECT_ROWS: usize = 600;
-
 
 /// Dense Cholesky solve of the row-major `rows × rows` matrix, with the dependent-pivot check.
 fn cholesky(matrix: &[f64], rows: usize) -> Result<faer::linalg::solvers::Llt<f64>, String> {
@@ -261,6 +262,7 @@ fn conjugate_gradient(
     rhs: &[f64],
     tolerance: f64,
     max_iterations: usize,
+    initial: Option<&[f64]>,
 ) -> Result<(Vec<f64>, usize), String> {
     let n = positions.len();
     let operator = |x: &[f64]| {
@@ -272,8 +274,15 @@ fn conjugate_gradient(
     };
     let preconditioner = GroupPreconditioner::new(mobility, positions, system)?;
     let target = tolerance * dot(rhs, rhs).sqrt();
-    let mut x = vec![0.0; rhs.len()];
-    let mut r = rhs.to_vec();
+    // Warm start from the last step's multipliers when they fit (one more product, fewer iterations).
+    let (mut x, mut r) = match initial {
+        Some(x0) if x0.len() == rhs.len() => {
+            let ax = operator(x0);
+            let r = rhs.iter().zip(&ax).map(|(b, a)| b - a).collect();
+            (x0.to_vec(), r)
+        }
+        _ => (vec![0.0; rhs.len()], rhs.to_vec()),
+    };
     if dot(&r, &r).sqrt() <= target {
         return Ok((x, 0));
     }
@@ -309,17 +318,26 @@ fn conjugate_gradient(
     ))
 }
 
+/// The known forces and torques `F_0` on the beads (elastic, active, external).
+#[derive(Clone, Copy, Debug)]
+pub struct Loads<'a> {
+    pub forces: &'a [Vec3],
+    pub torques: &'a [Vec3],
+}
+
 /// Solves for the multipliers and the constrained motion of beads at `positions` under the known
-/// forces and torques `F_0` (elastic, active, external) and an optional ambient flow.
+/// loads and an optional ambient flow. `initial` multipliers (the last step's) warm-start the
+/// conjugate gradients; the direct solve ignores them.
 pub fn solve_constrained(
     mobility: &Mobility,
     positions: &[Vec3],
     system: &ConstraintSystem,
-    forces: &[Vec3],
-    torques: &[Vec3],
+    loads: Loads,
     ambient: Option<Ambient>,
     solver: MultiplierSolver,
+    initial: Option<&[f64]>,
 ) -> Result<ConstrainedMotion, String> {
+    let Loads { forces, torques } = loads;
     let n = positions.len();
     let add_ambient = |v: &mut [Vec3], w: &mut [Vec3]| {
         if let Some(flow) = ambient {
@@ -337,6 +355,7 @@ pub fn solve_constrained(
     mobility.apply(positions, forces, torques, &mut free_v, &mut free_w);
     add_ambient(&mut free_v, &mut free_w);
 
+    let mut iterations = 0;
     let multipliers = if system.rows == 0 {
         Vec::new()
     } else {
@@ -359,7 +378,17 @@ pub fn solve_constrained(
                 tolerance,
                 max_iterations,
             } => {
-                conjugate_gradient(mobility, positions, system, &rhs, tolerance, max_iterations)?.0
+                let (lambda, taken) = conjugate_gradient(
+                    mobility,
+                    positions,
+                    system,
+                    &rhs,
+                    tolerance,
+                    max_iterations,
+                    initial,
+                )?;
+                iterations = taken;
+                lambda
             }
             _ => {
                 let matrix = assemble_multiplier_matrix(mobility, positions, system);
@@ -396,6 +425,7 @@ pub fn solve_constrained(
         torques: total_t,
         velocities,
         angular_velocities,
+        iterations,
     })
 }
 
@@ -445,10 +475,13 @@ mod tests {
             &m,
             &fibers.positions,
             &system,
-            &forces,
-            &torques,
+            Loads {
+                forces: &forces,
+                torques: &torques,
+            },
             None,
             MultiplierSolver::Direct,
+            None,
         )
         .unwrap();
         let (mu_t, mu_r) = (
@@ -487,10 +520,13 @@ mod tests {
                 &m,
                 &fibers.positions,
                 &system,
-                &forces,
-                &torques,
+                Loads {
+                    forces: &forces,
+                    torques: &torques,
+                },
                 None,
                 MultiplierSolver::Direct,
+                None,
             )
             .unwrap();
             let scale = motion
@@ -547,10 +583,13 @@ mod tests {
             &mobility(Hydrodynamics::Rpy, a),
             &fibers.positions,
             &system,
-            &zeros,
-            &zeros,
+            Loads {
+                forces: &zeros,
+                torques: &zeros,
+            },
             None,
             MultiplierSolver::Direct,
+            None,
         )
         .unwrap_err();
         assert!(err.contains("redundant"), "{err}");
@@ -591,10 +630,13 @@ mod tests {
                 &m,
                 &fibers.positions,
                 &system,
-                &forces,
-                &torques,
+                Loads {
+                    forces: &forces,
+                    torques: &torques,
+                },
                 None,
                 solver,
+                None,
             )
             .unwrap()
         };
@@ -625,7 +667,7 @@ mod tests {
             .map(|r| -r)
             .collect();
         let (_, iterations) =
-            conjugate_gradient(&m, &fibers.positions, &system, &rhs, 1e-10, 200).unwrap();
+            conjugate_gradient(&m, &fibers.positions, &system, &rhs, 1e-10, 200, None).unwrap();
         assert!(iterations <= 30, "{iterations} iterations");
     }
 }

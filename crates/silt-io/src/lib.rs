@@ -7,6 +7,8 @@ pub mod coupled_run;
 pub mod coupled_scene;
 pub mod csv_series;
 pub mod derived;
+pub mod fiber_run;
+pub mod fiber_scene;
 pub mod fluid_run;
 pub mod fluid_scene;
 pub mod placement;

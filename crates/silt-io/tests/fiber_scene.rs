@@ -1,0 +1,395 @@
+//! Fiber scenes: every malformed or non-physical scene gives one clear error naming the file and the
+//! key, no scene makes Silt panic, the placements are what the documentation says, and a run stopped
+//! and resumed from its checkpoint (on another thread count) equals a continuous run bit for bit,
+//! output files included.
+
+use silt_io::fiber_run::FiberSimulation;
+use silt_io::fiber_scene::{is_fiber_scene, FiberScene};
+use std::path::Path;
+
+/// A small valid scene with most keys; each case below breaks it in one place.
+const BASE: &str = r#"
+[fibers]
+bead_radius = 0.5
+viscosity = 1.0
+bending_rigidity = 50.0
+hydrodynamics = "rpy"
+bead_force = [0.0, -0.1, 0.0]
+end_time = 0.1
+time_step = 0.005
+restore_links = true
+solver = "conjugate-gradient"
+solver_tolerance = 1e-12
+
+[fibers.flow]
+type = "simple-shear"
+shear_rate = 1.0
+
+[[fibers.fiber]]
+beads = 6
+shape = "arc"
+curvature = 0.1
+start = [0.0, 0.0, 0.0]
+direction = [1.0, 0.0, 0.0]
+binormal = [0.0, 0.0, 1.0]
+count = 2
+offset = [0.0, 4.0, 0.0]
+first_end = "hinged"
+rest_curvature = 0.05
+
+[[fibers.fiber]]
+beads = 5
+count = 3
+region = { min = [-10.0, 10.0, -5.0], max = [10.0, 20.0, 5.0] }
+seed = 3
+wave = { amplitude = 0.1, wavelength = 5.0, period = 2.0, direction = "last-to-first" }
+
+[[fibers.fiber]]
+shape = "points"
+positions = [[0.0, -5.0, 0.0], [1.0, -5.0, 0.0], [2.0, -5.0, 0.0]]
+first_end = "clamped"
+
+[fibers.output]
+interval = 0.025
+diagnostics_every = 2
+checkpoint_interval = 0.05
+"#;
+
+fn parse(text: &str) -> Result<FiberScene, silt_io::scene::SceneError> {
+    FiberScene::parse(text, Path::new("fibers.toml"))
+}
+
+fn error_of(text: &str) -> String {
+    let path = Path::new("broken.toml");
+    match FiberScene::parse(text, path).and_then(|s| s.build().map(|_| ())) {
+        Ok(()) => panic!("the scene should be refused:\n{text}"),
+        Err(e) => {
+            assert_eq!(e.file, path);
+            e.to_string()
+        }
+    }
+}
+
+fn replace(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "{from}");
+    BASE.replacen(from, to, 1)
+}
+
+#[test]
+fn the_base_scene_is_valid_and_places_what_it_says() {
+    assert!(is_fiber_scene(BASE));
+    assert!(!is_fiber_scene("[fluid]\ncells = [1, 1, 1]\n"));
+    assert!(!is_fiber_scene("[fibers\n"));
+    let scene = parse(BASE).unwrap();
+    let system = scene.build().unwrap();
+    let fibers = system.fibers.fibers();
+    assert_eq!(fibers.len(), 6);
+    assert_eq!(system.fibers.bead_count(), 2 * 6 + 3 * 5 + 3);
+    assert!(system.fibers.link_length_error() < 1e-12);
+    // The arcs: the second is the first shifted by the offset, on a circle of radius 10.
+    let y = &system.fibers.positions;
+    for k in 0..6 {
+        assert!((y[6 + k] - y[k] - glam::DVec3::new(0.0, 4.0, 0.0)).length() < 1e-12);
+        let centre = glam::DVec3::new(0.0, 10.0, 0.0);
+        assert!(((y[k] - centre).length() - 10.0).abs() < 1e-9);
+    }
+    // Random fibers inside the region, no two beads of different fibers closer than 2a.
+    for f in &fibers[2..5] {
+        let centre = y[f.clone()].iter().sum::<glam::DVec3>() / f.len() as f64;
+        assert!(centre.y > 10.0 && centre.y < 20.0 && centre.x.abs() < 10.0);
+    }
+    for (i, a) in y.iter().enumerate() {
+        for (j, b) in y.iter().enumerate().skip(i + 1) {
+            let same = fibers.iter().any(|f| f.contains(&i) && f.contains(&j));
+            assert!(
+                same || (*a - *b).length() >= 1.0 - 1e-12,
+                "beads {i} and {j}"
+            );
+        }
+    }
+    // 5 links per arc, 4 per random fiber, 2 for the points; hinges (3 rows), a clamp (9 rows).
+    let rows: usize = system.constraints.iter().map(|c| c.rows()).sum();
+    assert_eq!(rows, 3 * (2 * 5 + 3 * 4 + 2) + 2 * 3 + 9);
+    assert_eq!(scene.end_step, 20);
+    let report = silt_io::fiber_scene::check_report(&scene, &system);
+    assert!(report.contains("bending time"), "{report}");
+}
+
+#[test]
+fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "bead_radius = 0.5",
+            "bead_radius = -0.5",
+            &["fibers.bead_radius", "positive"],
+        ),
+        ("viscosity = 1.0", "viscosity = 0.0", &["fibers.viscosity"]),
+        (
+            "bending_rigidity = 50.0",
+            "bending_rigidity = -1.0",
+            &["fibers.bending_rigidity"],
+        ),
+        (
+            "hydrodynamics = \"rpy\"",
+            "hydrodynamics = \"oseen\"",
+            &["fibers.hydrodynamics", "free-drain"],
+        ),
+        (
+            "solver = \"conjugate-gradient\"",
+            "solver = \"lu\"",
+            &["fibers.solver", "direct"],
+        ),
+        (
+            "solver_tolerance = 1e-12",
+            "solver_tolerance = 2.0",
+            &["fibers.solver_tolerance"],
+        ),
+        (
+            "time_step = 0.005",
+            "time_step = 1.0",
+            &["fibers.time_step", "bending times"],
+        ),
+        ("end_time = 0.1", "end_time = nan", &["fibers.end_time"]),
+        (
+            "bead_force = [0.0, -0.1, 0.0]",
+            "bead_force = [0.0, inf, 0.0]",
+            &["fibers.bead_force"],
+        ),
+        (
+            "type = \"simple-shear\"",
+            "type = \"vortex\"",
+            &["fibers.flow.type", "poiseuille"],
+        ),
+        (
+            "shear_rate = 1.0",
+            "strain_rate = 1.0",
+            &["fibers.flow.shear_rate", "missing"],
+        ),
+        (
+            "type = \"simple-shear\"",
+            "type = \"uniform\"",
+            &["fibers.flow.velocity", "missing"],
+        ),
+        (
+            "shape = \"arc\"",
+            "shape = \"helix\"",
+            &["fibers.fiber[0].shape", "straight"],
+        ),
+        (
+            "curvature = 0.1",
+            "curvature = inf",
+            &["fibers.fiber[0].curvature"],
+        ),
+        (
+            "first_end = \"hinged\"",
+            "first_end = \"glued\"",
+            &["fibers.fiber[0].first_end", "clamped"],
+        ),
+        ("count = 2", "count = 0", &["fibers.fiber[0].count"]),
+        (
+            "binormal = [0.0, 0.0, 1.0]",
+            "binormal = [0.0, 0.0, 0.0]",
+            &["fibers.fiber[0].binormal"],
+        ),
+        (
+            "beads = 6",
+            "beads = 1",
+            &["fibers.fiber[0].beads", "at least 2"],
+        ),
+        (
+            "rest_curvature = 0.05",
+            "rest_curvature = 0.05\nwave = { amplitude = 1.0, wavelength = 1.0, period = 1.0 }",
+            &["fibers.fiber[0].rest_curvature", "not both"],
+        ),
+        (
+            "period = 2.0",
+            "period = 0.0",
+            &["fibers.fiber[1].wave.period"],
+        ),
+        (
+            "direction = \"last-to-first\"",
+            "direction = \"up\"",
+            &["fibers.fiber[1].wave.direction"],
+        ),
+        (
+            "max = [10.0, 20.0, 5.0]",
+            "max = [10.0, 9.0, 5.0]",
+            &["fibers.fiber[1].region", "min < max"],
+        ),
+        (
+            "count = 3",
+            "count = 3000",
+            &["fibers.fiber[1].region", "crowded"],
+        ),
+        (
+            "[2.0, -5.0, 0.0]",
+            "[2.5, -5.0, 0.0]",
+            &["fibers.fiber[2].positions[2]", "2 bead_radius"],
+        ),
+        (
+            "shape = \"points\"",
+            "shape = \"points\"\nbeads = 3",
+            &["fibers.fiber[2].beads", "not used"],
+        ),
+        (
+            "interval = 0.025",
+            "interval = -1.0",
+            &["fibers.output.interval"],
+        ),
+        (
+            "diagnostics_every = 2",
+            "diagnostics_every = 0",
+            &["fibers.output.diagnostics_every"],
+        ),
+        ("[fibers.output]", "[fibers.outputs]", &["unknown field"]),
+        (
+            "restore_links = true",
+            "restore_links = 3",
+            &["fibers.restore_links"],
+        ),
+    ];
+    for (from, to, needles) in cases {
+        let message = error_of(&replace(from, to));
+        assert!(message.starts_with("broken.toml"), "{message}");
+        for needle in *needles {
+            assert!(message.contains(needle), "`{to}`: {message} lacks {needle}");
+        }
+    }
+    // Another table next to [fibers].
+    let message = error_of(&format!("{BASE}\n[fluid]\ncells = [1, 1, 1]\n"));
+    assert!(
+        message.contains("fluid") && message.contains("only the [fibers] table"),
+        "{message}"
+    );
+    // A two-bead fiber clamped at both ends is over-constrained: refused when built.
+    let message = error_of(&replace(
+        "first_end = \"clamped\"",
+        "first_end = \"clamped\"\nlast_end = \"clamped\"",
+    ));
+    assert!(message.contains("redundant"), "{message}");
+    // No fibers at all.
+    let message = error_of(
+        "[fibers]\nbead_radius = 0.5\nviscosity = 1.0\nbending_rigidity = 1.0\nend_time = 1.0\n",
+    );
+    assert!(
+        message.contains("fibers.fiber") && message.contains("at least one"),
+        "{message}"
+    );
+}
+
+const NASTY_VALUES: &[&str] = &[
+    "0",
+    "-1",
+    "1e308",
+    "-1e308",
+    "nan",
+    "inf",
+    "\"x\"",
+    "[]",
+    "[1.0]",
+    "[1e300, 1e300, 1e300]",
+    "{}",
+    "true",
+    "0.0",
+    "1e-300",
+];
+
+#[test]
+fn no_fiber_scene_makes_silt_panic() {
+    let lines: Vec<&str> = BASE.lines().collect();
+    let (mut checked, mut accepted) = (0, 0);
+    for (i, line) in lines.iter().enumerate() {
+        let mut variants = Vec::new();
+        let mut without = lines.clone();
+        without.remove(i);
+        variants.push(without.join("\n"));
+        if let Some((key, _)) = line.split_once(" = ") {
+            for value in NASTY_VALUES {
+                let mut changed = lines.clone();
+                let replaced = format!("{key} = {value}");
+                changed[i] = &replaced;
+                variants.push(changed.join("\n"));
+            }
+        }
+        for text in variants {
+            checked += 1;
+            let result = std::panic::catch_unwind(|| {
+                parse(&text).and_then(|s| s.build().map(|_| ())).is_ok()
+            });
+            match result {
+                Ok(ok) => accepted += ok as usize,
+                Err(_) => panic!("panicked on:\n{text}"),
+            }
+        }
+    }
+    assert!(checked > 300, "{checked}");
+    assert!(accepted > 10, "{accepted}");
+}
+
+fn run(scene: &FiberScene, dir: &Path, until: u64, resume: bool) -> FiberSimulation {
+    let system = scene.build().unwrap();
+    let mut sim = if resume {
+        FiberSimulation::resume(scene, BASE, system, dir).unwrap()
+    } else {
+        FiberSimulation::start(scene, BASE, system, dir).unwrap()
+    };
+    sim.run_until(until, &mut |_, _| {}).unwrap();
+    sim
+}
+
+/// A run stopped and resumed (on one thread) equals a continuous one on two, bit for bit, output
+/// files included; the fibers move, the links keep 2a, the clamped bead stays put.
+#[test]
+fn resumed_and_single_threaded_runs_equal_the_continuous_run() {
+    let scene = parse(BASE).unwrap();
+    let whole_dir = tempfile::tempdir().unwrap();
+    let whole = run(&scene, whole_dir.path(), u64::MAX, false);
+    assert_eq!(whole.step, 20);
+    let split_dir = tempfile::tempdir().unwrap();
+    drop(run(&scene, split_dir.path(), 7, false));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let split = pool.install(|| run(&scene, split_dir.path(), u64::MAX, true));
+    let bits = |v: &[glam::DVec3]| -> Vec<[u64; 3]> {
+        v.iter()
+            .map(|x| [x.x.to_bits(), x.y.to_bits(), x.z.to_bits()])
+            .collect()
+    };
+    assert_eq!(
+        bits(&whole.system.fibers.positions),
+        bits(&split.system.fibers.positions)
+    );
+    for file in [
+        "fiber_diagnostics.csv",
+        "fibers.pvd",
+        "fibers/fibers_000004.vtp",
+    ] {
+        let expected = std::fs::read(whole_dir.path().join(file)).unwrap();
+        let got = std::fs::read(split_dir.path().join(file)).unwrap();
+        assert!(got == expected, "{file} differs");
+    }
+    let start = parse(BASE).unwrap().build().unwrap();
+    let moved = whole
+        .system
+        .fibers
+        .positions
+        .iter()
+        .zip(&start.fibers.positions)
+        .filter(|(a, b)| (**a - **b).length() > 1e-6)
+        .count();
+    assert!(moved > 20, "{moved} beads moved");
+    assert!(whole.system.fibers.link_length_error() < 1e-12);
+    let clamped = start.fibers.fibers()[5].start;
+    assert!(
+        (whole.system.fibers.positions[clamped] - start.fibers.positions[clamped]).length() < 1e-12
+    );
+    let csv = std::fs::read_to_string(whole_dir.path().join("fiber_diagnostics.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        1 + 10 + 1,
+        "header, every 2nd step, the end"
+    );
+    assert!(csv.starts_with("time,step,end_to_end"));
+}
