@@ -9,6 +9,8 @@ use silt_core::Vec3;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fibers {
     radius: f64,
+    /// Gap ε_g between a bead's surface and its joint (joint model, seed sec. 2.2.1); 0 for gears.
+    gap: f64,
     /// Bead centres `Y_n`, fiber by fiber.
     pub positions: Vec<Vec3>,
     fibers: Vec<Range<usize>>,
@@ -24,21 +26,45 @@ impl Fibers {
         }
         Ok(Fibers {
             radius,
+            gap: 0.0,
             positions: Vec::new(),
             fibers: Vec::new(),
         })
     }
 
+    /// No fibers yet, beads of `radius` whose joints sit `gap` beyond their surfaces (the joint model):
+    /// centres `2 (a + ε_g)` apart along a straight fiber.
+    pub fn with_gap(radius: f64, gap: f64) -> Result<Self, String> {
+        if !(gap.is_finite() && gap >= 0.0) {
+            return Err(format!(
+                "joint gap must be non-negative and finite, got {gap}"
+            ));
+        }
+        let mut fibers = Fibers::new(radius)?;
+        fibers.gap = gap;
+        Ok(fibers)
+    }
+
+    /// Distance between neighbouring bead centres of a straight fiber, `2 (a + ε_g)`.
+    pub fn spacing(&self) -> f64 {
+        2.0 * (self.radius + self.gap)
+    }
+
+    /// The joint gap ε_g.
+    pub fn gap(&self) -> f64 {
+        self.gap
+    }
+
     /// Adds a fiber of `beads` beads (at least 2) along the curve `points(t)`, `t >= 0`, and returns its
     /// index. The first bead sits at `points(0)` and each next one at the first point of the curve at
-    /// chord distance exactly `2a` from the previous bead (the beads touch), found by bisection; for a
+    /// chord distance exactly `2a` (`2 (a + ε_g)` with a gap) from the previous bead (the beads touch), found by bisection; for a
     /// curve parametrised by arc length the beads are about `2a` apart in `t`.
     pub fn add(&mut self, beads: usize, points: impl Fn(f64) -> Vec3) -> Result<usize, String> {
         if beads < 2 {
             return Err(format!("a fiber needs at least 2 beads, got {beads}"));
         }
         let fiber = self.fibers.len();
-        let spacing = 2.0 * self.radius;
+        let spacing = self.spacing();
         let finite = |t: f64| {
             let y = points(t);
             if silt_core::is_finite3(y) {
@@ -126,7 +152,7 @@ impl Fibers {
     /// step). Each fiber is rebuilt outwards from its anchor bead (one whose position a constraint
     /// prescribes, `anchors[fiber]`), which stays put; a fiber without one keeps its centroid.
     pub fn restore_link_lengths(&mut self, anchors: &[Option<usize>]) {
-        let spacing = 2.0 * self.radius;
+        let spacing = self.spacing();
         for (fiber, beads) in self.fibers.iter().enumerate() {
             let y = &mut self.positions[beads.clone()];
             let anchor = anchors.get(fiber).copied().flatten();
@@ -158,7 +184,7 @@ impl Fibers {
 
     /// Largest relative deviation `| |Y_(n+1) - Y_n| - 2a | / 2a` of the link lengths.
     pub fn link_length_error(&self) -> f64 {
-        let spacing = 2.0 * self.radius;
+        let spacing = self.spacing();
         self.links()
             .map(|n| {
                 ((self.positions[n + 1] - self.positions[n]).length() - spacing).abs() / spacing

@@ -30,6 +30,8 @@ pub struct JacobianBlock {
 pub struct ConstraintState<'a> {
     /// The fibers (radius, links) with their current bead positions.
     pub fibers: &'a Fibers,
+    /// Bead orientations (body to world), for constraints on body-fixed points (joints).
+    pub orientations: &'a [glam::DQuat],
     /// Time.
     pub time: f64,
 }
@@ -295,6 +297,89 @@ impl Constraint for RigidJoint {
     }
 }
 
+/// The body-fixed arms of one joint-model link: bead `bead` reaches the joint at
+/// `Y_n + (a + ε_g) p_n`, bead `bead + 1` at `Y_(n+1) + (a + ε_g) p_(n+1)`, with `p = R q_body`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointArms {
+    /// First bead of the link.
+    pub bead: usize,
+    /// `p_n` in the body frame of bead n (unit).
+    pub forward: Vec3,
+    /// `p_(n+1)` in the body frame of bead n + 1 (unit).
+    pub backward: Vec3,
+}
+
+impl JointArms {
+    /// The arms in the world frame, `(p_n, p_(n+1))`.
+    pub fn world(&self, orientations: &[glam::DQuat]) -> (Vec3, Vec3) {
+        (
+            orientations[self.bead] * self.forward,
+            orientations[self.bead + 1] * self.backward,
+        )
+    }
+}
+
+/// The joint model of seed sec. 2.2.1 (ball-and-socket joints a gap ε_g beyond the bead surfaces):
+/// the joint point moves with both beads, `V_n - (a + ε_g) p_n × W_n - V_(n+1) + (a + ε_g) p_(n+1) × W_(n+1) = 0`
+/// (seed eq. 2.3, the time derivative of the connectivity eq. 2.2). `J` blocks `[I, -(a+ε_g)[p_n]x]`
+/// on bead n and `[-I, (a+ε_g)[p_(n+1)]x]` on bead n + 1, `B = 0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointLink {
+    pub arms: JointArms,
+    /// `a + ε_g`.
+    pub reach: f64,
+}
+
+impl Constraint for JointLink {
+    fn rows(&self) -> usize {
+        3
+    }
+
+    fn fill(
+        &self,
+        state: &ConstraintState,
+        first_row: usize,
+        blocks: &mut Vec<JacobianBlock>,
+        offsets: &mut [f64],
+    ) {
+        let (forward, backward) = self.arms.world(state.orientations);
+        blocks.push(JacobianBlock {
+            row: first_row,
+            bead: self.arms.bead,
+            translation: DMat3::IDENTITY,
+            rotation: -self.reach * cross_matrix(forward),
+        });
+        blocks.push(JacobianBlock {
+            row: first_row,
+            bead: self.arms.bead + 1,
+            translation: -DMat3::IDENTITY,
+            rotation: self.reach * cross_matrix(backward),
+        });
+        offsets[..3].fill(0.0);
+    }
+}
+
+/// Joint-model links of every link of `fibers`, with arms along the current links: bead n's arm
+/// points to bead n + 1 and back (`p_(n+1) = -p_n`) in the beads' current frames.
+pub fn joints(fibers: &Fibers, orientations: &[glam::DQuat]) -> Vec<JointLink> {
+    let y = &fibers.positions;
+    let reach = 0.5 * fibers.spacing();
+    fibers
+        .links()
+        .map(|n| {
+            let e = (y[n + 1] - y[n]).normalize();
+            JointLink {
+                arms: JointArms {
+                    bead: n,
+                    forward: orientations[n].inverse() * e,
+                    backward: orientations[n + 1].inverse() * -e,
+                },
+                reach,
+            }
+        })
+        .collect()
+}
+
 /// Rigid joints at every interior bead of `fibers` (together with [`gears`]: rigid fibers).
 pub fn rigid_joints(fibers: &Fibers) -> Vec<Box<dyn Constraint>> {
     fibers
@@ -354,6 +439,7 @@ mod tests {
         let fibers = bent_chain();
         let state = ConstraintState {
             fibers: &fibers,
+            orientations: &[],
             time: 0.0,
         };
         let system = ConstraintSystem::assemble(&gears(&fibers), &state);
@@ -373,12 +459,63 @@ mod tests {
         assert!(system.residual(&v, &w_bad).iter().any(|x| x.abs() > 0.1));
     }
 
+    /// The joint model: arms from a bent chain with a gap and rotated beads close every joint; rigid
+    /// motions satisfy the constraint, a bead turning alone about a perpendicular axis does not,
+    /// and the constraint forces have no net force or torque.
+    #[test]
+    fn rigid_motion_satisfies_the_joint_model() {
+        let mut fibers = Fibers::with_gap(0.4, 0.05).unwrap();
+        fibers
+            .add(6, |s| Vec3::new(s.cos(), s.sin(), 0.3 * s))
+            .unwrap();
+        assert!(fibers.link_length_error() < 1e-12);
+        let orientations: Vec<glam::DQuat> = (0..6)
+            .map(|k| glam::DQuat::from_scaled_axis(Vec3::new(0.3 * k as f64, -0.2, 0.1 * k as f64)))
+            .collect();
+        let links = joints(&fibers, &orientations);
+        for j in &links {
+            let (p, q) = j.arms.world(&orientations);
+            let y = &fibers.positions;
+            let gap = y[j.arms.bead] + j.reach * p - y[j.arms.bead + 1] - j.reach * q;
+            assert!(gap.length() < 1e-12);
+            assert!((j.reach - 0.45).abs() < 1e-15);
+        }
+        let boxed: Vec<Box<dyn Constraint>> = links
+            .iter()
+            .map(|j| Box::new(*j) as Box<dyn Constraint>)
+            .collect();
+        let state = ConstraintState {
+            fibers: &fibers,
+            orientations: &orientations,
+            time: 0.0,
+        };
+        let system = ConstraintSystem::assemble(&boxed, &state);
+        let (u, omega) = (Vec3::new(0.3, -1.0, 2.0), Vec3::new(-0.7, 0.2, 1.1));
+        let v: Vec<Vec3> = fibers
+            .positions
+            .iter()
+            .map(|&y| u + omega.cross(y))
+            .collect();
+        let w = vec![omega; v.len()];
+        assert!(system.residual(&v, &w).iter().all(|x| x.abs() < 1e-14));
+        let mut w_bad = w.clone();
+        let e = (fibers.positions[3] - fibers.positions[2]).normalize();
+        w_bad[2] += e.any_orthonormal_vector();
+        assert!(system.residual(&v, &w_bad).iter().any(|x| x.abs() > 0.1));
+        let lambda: Vec<f64> = (0..system.rows).map(|k| (k as f64 * 0.37).sin()).collect();
+        let (f, t) = system.transpose_times(&lambda, 6);
+        let net_force: Vec3 = f.iter().sum();
+        let net_torque: Vec3 = (0..6).map(|k| t[k] + fibers.positions[k].cross(f[k])).sum();
+        assert!(net_force.length() < 1e-14 && net_torque.length() < 1e-13);
+    }
+
     /// Constraint forces and torques J^T λ have zero net force and zero net torque about the origin.
     #[test]
     fn gears_forces_have_no_net_force_or_torque() {
         let fibers = bent_chain();
         let state = ConstraintState {
             fibers: &fibers,
+            orientations: &[],
             time: 0.0,
         };
         let system = ConstraintSystem::assemble(&gears(&fibers), &state);
@@ -399,6 +536,7 @@ mod tests {
         let fibers = bent_chain();
         let state = ConstraintState {
             fibers: &fibers,
+            orientations: &[],
             time: 2.0,
         };
         let actuated = PrescribedMotion {

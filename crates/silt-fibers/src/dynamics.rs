@@ -12,7 +12,7 @@ use glam::DQuat;
 use silt_core::Vec3;
 
 use crate::chain::Fibers;
-use crate::constraints::{Constraint, ConstraintState, ConstraintSystem};
+use crate::constraints::{Constraint, ConstraintState, ConstraintSystem, JointLink};
 use crate::elasticity::Bending;
 use crate::flows::AmbientFlow;
 use crate::mobility::Mobility;
@@ -28,8 +28,11 @@ pub struct FiberSystem {
     /// Bead orientations (unit quaternions, body to world), integrated from `W_n`.
     pub orientations: Vec<DQuat>,
     pub mobility: Mobility,
-    /// Kinematic constraints (gears links, clamped/hinged/actuated ends, ...).
+    /// Kinematic constraints (gears or joint links, clamped/hinged/actuated ends, ...).
     pub constraints: Vec<Box<dyn Constraint>>,
+    /// The joint-model links (empty under the gears model), also among `constraints`: bending acts
+    /// on their arms and the drift correction closes them.
+    pub joints: Vec<JointLink>,
     pub bending: Bending,
     /// External force on every bead (buoyant weight `W 2a`, a uniform load `q 2a`).
     pub bead_force: Vec3,
@@ -118,6 +121,7 @@ impl FiberSystem {
             fibers,
             mobility,
             constraints,
+            joints: Vec::new(),
             bending,
             bead_force: Vec3::ZERO,
             flow: AmbientFlow::Quiescent,
@@ -129,13 +133,95 @@ impl FiberSystem {
         }
     }
 
+    /// Fibers linked by the joint model (seed sec. 2.2.1) with their current gap (`Fibers::with_gap`),
+    /// arms along the current links; otherwise as [`FiberSystem::new`].
+    pub fn with_joints(fibers: Fibers, mobility: Mobility, bending: Bending) -> Self {
+        let mut system = FiberSystem::new(fibers, mobility, bending);
+        system.joints = crate::constraints::joints(&system.fibers, &system.orientations);
+        system.constraints = system
+            .joints
+            .iter()
+            .map(|j| Box::new(*j) as Box<dyn Constraint>)
+            .collect();
+        system
+    }
+
+    /// Largest relative connectivity error: link lengths against `2 (a + ε_g)` under the gears
+    /// model, joint separations `|Y_n + (a+ε_g) p_n - Y_(n+1) - (a+ε_g) p_(n+1)|` under the joint model.
+    pub fn link_error(&self) -> f64 {
+        if self.joints.is_empty() {
+            return self.fibers.link_length_error();
+        }
+        let y = &self.fibers.positions;
+        self.joints
+            .iter()
+            .map(|j| {
+                let (p, q) = j.arms.world(&self.orientations);
+                let n = j.arms.bead;
+                (y[n] + j.reach * p - y[n + 1] - j.reach * q).length() / self.fibers.spacing()
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// Bending energy under the link model in use.
+    pub fn bending_energy(&self) -> f64 {
+        if self.joints.is_empty() {
+            self.bending.energy(&self.fibers, self.time)
+        } else {
+            self.bending
+                .joint_energy(&self.fibers, &self.joints, &self.orientations, self.time)
+        }
+    }
+
+    /// Closes every joint again (drift control of the joint model), outwards from each fiber's
+    /// anchor bead (else its first bead, keeping the centroid).
+    fn close_joints(&mut self, anchors: &[Option<usize>]) {
+        let owner = self.fibers.fiber_of_bead();
+        let mut by_fiber: Vec<Vec<&JointLink>> = vec![Vec::new(); self.fibers.fibers().len()];
+        for j in &self.joints {
+            by_fiber[owner[j.arms.bead]].push(j);
+        }
+        for (fiber, links) in by_fiber.iter().enumerate() {
+            let beads = self.fibers.fibers()[fiber].clone();
+            let y = &mut self.fibers.positions;
+            let centroid = y[beads.clone()].iter().sum::<Vec3>() / beads.len() as f64;
+            let anchor = anchors[fiber].unwrap_or(beads.start);
+            let gap = |j: &JointLink, o: &[DQuat]| {
+                let (p, q) = j.arms.world(o);
+                j.reach * (p - q)
+            };
+            for j in links.iter().filter(|j| j.arms.bead >= anchor) {
+                let n = j.arms.bead;
+                y[n + 1] = y[n] + gap(j, &self.orientations);
+            }
+            for j in links.iter().rev().filter(|j| j.arms.bead < anchor) {
+                let n = j.arms.bead;
+                y[n] = y[n + 1] - gap(j, &self.orientations);
+            }
+            if anchors[fiber].is_none() {
+                let shift = centroid - y[beads.clone()].iter().sum::<Vec3>() / beads.len() as f64;
+                y[beads].iter_mut().for_each(|p| *p += shift);
+            }
+        }
+    }
+
     /// The known forces and torques `F_0` at the current state.
     pub fn known_loads(&self) -> (Vec<Vec3>, Vec<Vec3>) {
         let n = self.fibers.bead_count();
         let forces = vec![self.bead_force; n];
         let mut torques = vec![Vec3::ZERO; n];
-        self.bending
-            .add_torques(&self.fibers, self.time, &mut torques);
+        if self.joints.is_empty() {
+            self.bending
+                .add_torques(&self.fibers, self.time, &mut torques);
+        } else {
+            self.bending.add_joint_torques(
+                &self.fibers,
+                &self.joints,
+                &self.orientations,
+                self.time,
+                &mut torques,
+            );
+        }
         (forces, torques)
     }
 
@@ -143,6 +229,7 @@ impl FiberSystem {
     pub fn constraint_system(&self) -> ConstraintSystem {
         let state = ConstraintState {
             fibers: &self.fibers,
+            orientations: &self.orientations,
             time: self.time,
         };
         ConstraintSystem::assemble(&self.constraints, &state)
@@ -213,16 +300,20 @@ impl FiberSystem {
         }
         integrator.history.truncate(2);
         self.fibers.positions = positions;
+        self.orientations = orientations;
         if self.restore_links {
-            self.link_correction = self.fibers.link_length_error();
+            self.link_correction = self.link_error();
             let owner = self.fibers.fiber_of_bead();
             let mut anchors = vec![None; self.fibers.fibers().len()];
             for bead in self.constraints.iter().filter_map(|c| c.anchored_bead()) {
                 anchors[owner[bead]].get_or_insert(bead);
             }
-            self.fibers.restore_link_lengths(&anchors);
+            if self.joints.is_empty() {
+                self.fibers.restore_link_lengths(&anchors);
+            } else {
+                self.close_joints(&anchors);
+            }
         }
-        self.orientations = orientations;
         self.time += dt;
         Ok((motion, diagnostics))
     }
@@ -247,10 +338,10 @@ impl FiberSystem {
             time: self.time,
             end_to_end,
             mean_velocity,
-            link_error: self.fibers.link_length_error(),
+            link_error: self.link_error(),
             link_correction: self.link_correction,
             constraint_residual: residual,
-            bending_energy: self.bending.energy(&self.fibers, self.time),
+            bending_energy: self.bending_energy(),
             solver_iterations: motion.iterations,
         }
     }

@@ -107,15 +107,15 @@ impl Bending {
     fn moment(
         &self,
         rest: Option<&RestCurvature>,
-        radius: f64,
+        spacing: f64,
         index: usize,
         before: Vec3,
         after: Vec3,
         time: f64,
     ) -> Vec3 {
-        let curvature = before.cross(after) / (2.0 * radius);
+        let curvature = before.cross(after) / spacing;
         let rest_curvature = rest.map_or(Vec3::ZERO, |r| {
-            let arc_length = 2.0 * radius * index as f64;
+            let arc_length = spacing * index as f64;
             (r.curvature)(arc_length, time) * r.binormal
         });
         self.rigidity * (curvature - rest_curvature)
@@ -123,14 +123,14 @@ impl Bending {
 
     /// Adds the bending torques `τ_n = ½ (m(s_(n+1)) - m(s_(n-1)))` of every fiber to `torques`.
     pub fn add_torques(&self, fibers: &Fibers, time: f64, torques: &mut [Vec3]) {
-        let radius = fibers.radius();
+        let spacing = fibers.spacing();
         let y = &fibers.positions;
         for (fiber, beads) in fibers.fibers().iter().enumerate() {
             let rest = self.rest.get(fiber).and_then(Option::as_ref);
             for n in beads.start + 1..beads.end - 1 {
                 let before = (y[n] - y[n - 1]).normalize();
                 let after = (y[n + 1] - y[n]).normalize();
-                let m = self.moment(rest, radius, n - beads.start, before, after, time);
+                let m = self.moment(rest, spacing, n - beads.start, before, after, time);
                 torques[n - 1] += 0.5 * m;
                 torques[n + 1] -= 0.5 * m;
             }
@@ -142,7 +142,7 @@ impl Bending {
         if self.rigidity == 0.0 {
             return 0.0;
         }
-        let radius = fibers.radius();
+        let spacing = fibers.spacing();
         let y = &fibers.positions;
         let mut energy = 0.0;
         for (fiber, beads) in fibers.fibers().iter().enumerate() {
@@ -150,11 +150,72 @@ impl Bending {
             for n in beads.start + 1..beads.end - 1 {
                 let before = (y[n] - y[n - 1]).normalize();
                 let after = (y[n + 1] - y[n]).normalize();
-                let m = self.moment(rest, radius, n - beads.start, before, after, time);
-                energy += radius * m.length_squared() / self.rigidity;
+                let m = self.moment(rest, spacing, n - beads.start, before, after, time);
+                energy += 0.5 * spacing * m.length_squared() / self.rigidity;
             }
         }
         energy
+    }
+
+    /// Bending torques of the joint model (seed sec. 2.2.1): the joint between beads n and n + 1
+    /// bends by the angle between bead n's arm `p_n` and the reverse of bead n + 1's, `-p_(n+1)`; its
+    /// moment `m = K_b (p_n × (-p_(n+1)) / l - κ_eq b)`, `l = 2 (a + ε_g)` (eq. 2.34-2.35 on the beads'
+    /// own tangents), acts as `+m` on bead n and `-m` on bead n + 1: the work-conjugate of the joint
+    /// energy `Σ l |κ - κ_eq b|² K_b / 2`, since each bead turns its own arm.
+    pub fn add_joint_torques(
+        &self,
+        fibers: &Fibers,
+        joints: &[crate::constraints::JointLink],
+        orientations: &[glam::DQuat],
+        time: f64,
+        torques: &mut [Vec3],
+    ) {
+        for (joint, m) in self.joint_moments(fibers, joints, orientations, time) {
+            torques[joint.arms.bead] += m;
+            torques[joint.arms.bead + 1] -= m;
+        }
+    }
+
+    /// Energy of the joint model's bending.
+    pub fn joint_energy(
+        &self,
+        fibers: &Fibers,
+        joints: &[crate::constraints::JointLink],
+        orientations: &[glam::DQuat],
+        time: f64,
+    ) -> f64 {
+        if self.rigidity == 0.0 {
+            return 0.0;
+        }
+        self.joint_moments(fibers, joints, orientations, time)
+            .map(|(_, m)| 0.5 * fibers.spacing() * m.length_squared() / self.rigidity)
+            .sum()
+    }
+
+    fn joint_moments<'a>(
+        &'a self,
+        fibers: &'a Fibers,
+        joints: &'a [crate::constraints::JointLink],
+        orientations: &'a [glam::DQuat],
+        time: f64,
+    ) -> impl Iterator<Item = (&'a crate::constraints::JointLink, Vec3)> + 'a {
+        let spacing = fibers.spacing();
+        let owner = fibers.fiber_of_bead();
+        joints.iter().map(move |joint| {
+            let (forward, backward) = joint.arms.world(orientations);
+            let fiber = owner[joint.arms.bead];
+            let start = fibers.fibers()[fiber].start;
+            let rest = self
+                .rest
+                .get(fiber)
+                .and_then(Option::as_ref)
+                .map_or(Vec3::ZERO, |r| {
+                    let arc_length = spacing * ((joint.arms.bead - start) as f64 + 0.5);
+                    (r.curvature)(arc_length, time) * r.binormal
+                });
+            let curvature = forward.cross(-backward) / spacing;
+            (joint, self.rigidity * (curvature - rest))
+        })
     }
 
     /// Smallest bending time `η (2a)⁴ / K_b` (seed sec. 2.2.6): the explicit step must stay below it.

@@ -465,6 +465,7 @@ mod tests {
         let m = mobility(Hydrodynamics::FreeDrain, a);
         let state = ConstraintState {
             fibers: &fibers,
+            orientations: &[],
             time: 0.0,
         };
         let system = ConstraintSystem::assemble(&gears(&fibers), &state);
@@ -506,6 +507,7 @@ mod tests {
             let m = mobility(hydrodynamics, a);
             let state = ConstraintState {
                 fibers: &fibers,
+                orientations: &[],
                 time: 0.0,
             };
             let mut constraints = gears(&fibers);
@@ -572,6 +574,7 @@ mod tests {
         fibers.add_straight(2, Vec3::ZERO, Vec3::X).unwrap();
         let state = ConstraintState {
             fibers: &fibers,
+            orientations: &[],
             time: 0.0,
         };
         let mut constraints = gears(&fibers);
@@ -611,6 +614,7 @@ mod tests {
         }
         let state = ConstraintState {
             fibers: &fibers,
+            orientations: &[],
             time: 0.0,
         };
         let mut constraints = gears(&fibers);

@@ -23,12 +23,16 @@ use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Largest step over the bending time `η (2a)⁴ / K_b` a scene may ask for: the Adams–Bashforth
-/// scheme diverged in tests at 4 and ran stably at 2 (free drain and RPY); the seed asks for less
-/// than 1, and `silt check` warns above it.
+/// Largest step over the bending time `η (2a)⁴ / K_b` a gears scene may ask for: the Adams–Bashforth
+/// scheme diverged in tests at 4 and ran stably at 2; the seed asks for less than 1, and `silt check`
+/// warns above it.
 pub const MAX_STEP_OVER_BENDING_TIME: f64 = 2.0;
-/// Default step over the bending time when `time_step` is left out.
+/// Default step over the bending time when `time_step` is left out (gears).
 pub const DEFAULT_STEP_OVER_BENDING_TIME: f64 = 0.5;
+/// The same two for the joint model, whose beads turn directly under the joint moments: stable in
+/// tests at 0.45, diverging at 0.6.
+pub const MAX_JOINT_STEP_OVER_BENDING_TIME: f64 = 0.4;
+pub const DEFAULT_JOINT_STEP_OVER_BENDING_TIME: f64 = 0.2;
 /// Largest number of beads a scene may ask for.
 const MAX_BEADS: usize = 1_000_000;
 /// Largest number of steps.
@@ -44,6 +48,7 @@ pub const FLOWS: &str =
     "\"quiescent\", \"uniform\", \"simple-shear\", \"planar-extension\", \"poiseuille\"";
 pub const SHAPES: &str = "\"straight\", \"arc\", \"points\"";
 pub const ENDS: &str = "\"free\", \"clamped\", \"hinged\"";
+pub const LINKS: &str = "\"gears\", \"joint\"";
 pub const WAVE_DIRECTIONS: &str = "\"first-to-last\", \"last-to-first\"";
 
 /// Whether `text` is a fiber scene: a TOML document whose only top-level table is `[fibers]`.
@@ -69,6 +74,12 @@ pub struct FibersSection {
     pub bending_rigidity: f64,
     #[serde(default = "default_hydrodynamics")]
     pub hydrodynamics: String,
+    /// How neighbouring beads are linked: the gears model (no slip at the contact point) or the joint
+    /// model (ball-and-socket joints `joint_gap` beyond the bead surfaces).
+    #[serde(default = "default_links")]
+    pub links: String,
+    /// Gap ε_g of the joint model.
+    pub joint_gap: Option<f64>,
     /// External force on every bead (a buoyant weight W 2a, a uniform load).
     #[serde(default)]
     pub bead_force: [f64; 3],
@@ -99,6 +110,9 @@ fn default_hydrodynamics() -> String {
 }
 fn default_true() -> bool {
     true
+}
+fn default_links() -> String {
+    "gears".into()
 }
 fn default_solver() -> String {
     "auto".into()
@@ -343,7 +357,9 @@ impl FiberScene {
         let s = &self.section;
         let keys = self.keys();
         let a = s.bead_radius;
-        let mut fibers = Fibers::new(a).map_err(|m| keys.error("fibers.bead_radius", m))?;
+        let joint_model = s.links == "joint";
+        let mut fibers = Fibers::with_gap(a, s.joint_gap.unwrap_or(0.0))
+            .map_err(|m| keys.error("fibers.joint_gap", m))?;
         let mut rest = Vec::new();
         let mut ends: Vec<Box<dyn Constraint>> = Vec::new();
         for (g, group) in s.fiber.iter().enumerate() {
@@ -382,6 +398,10 @@ impl FiberScene {
                     (&group.last_end, beads.end - 1, beads.end - 2),
                 ] {
                     match end.as_str() {
+                        // A joint-model bead held still also holds its joint.
+                        "clamped" if joint_model => {
+                            ends.push(Box::new(PrescribedMotion::clamped(bead)))
+                        }
                         "clamped" => ends.extend(clamped_end(bead, next)),
                         "hinged" => ends.push(Box::new(PrescribedMotion::hinged(bead))),
                         _ => {}
@@ -401,7 +421,11 @@ impl FiberScene {
         let mut bending = Bending::straight(if s.rigid { 0.0 } else { s.bending_rigidity }, 0)
             .map_err(|m| keys.error("fibers.bending_rigidity", m))?;
         bending.rest = rest;
-        let mut system = FiberSystem::new(fibers, mobility, bending);
+        let mut system = if joint_model {
+            FiberSystem::with_joints(fibers, mobility, bending)
+        } else {
+            FiberSystem::new(fibers, mobility, bending)
+        };
         if s.rigid {
             let joints = rigid_joints(&system.fibers);
             system.constraints.extend(joints);
@@ -431,7 +455,6 @@ fn place_group(
     keys: &KeyChecker,
 ) -> Result<(), SceneError> {
     let key = |k: &str| format!("fibers.fiber[{g}].{k}");
-    let a = fibers.radius();
     if let Some(region) = &group.region {
         return place_random(fibers, group, region, g, keys);
     }
@@ -446,24 +469,25 @@ fn place_group(
                     .iter()
                     .map(|p| Vec3::from_array(*p) + shift)
                     .collect();
+                let spacing = fibers.spacing();
                 for (k, pair) in beads.windows(2).enumerate() {
                     let gap = (pair[1] - pair[0]).length();
-                    if ((gap - 2.0 * a) / (2.0 * a)).abs() > SPACING_TOLERANCE {
+                    if ((gap - spacing) / spacing).abs() > SPACING_TOLERANCE {
                         return Err(keys.error(
                             key(&format!("positions[{}]", k + 1)),
                             format!(
                                 "is {gap} from the previous bead; neighbouring beads touch: their \
-                                 centres must be 2 bead_radius = {} apart (relative tolerance {SPACING_TOLERANCE:e})",
-                                2.0 * a
+                                 centres must be 2 bead_radius (+ 2 joint_gap) = {spacing} apart \
+                                 (relative tolerance {SPACING_TOLERANCE:e})"
                             ),
                         ));
                     }
                 }
                 let count = beads.len();
                 fibers.add(count, |t| {
-                    // Piecewise-linear through the given centres, which are 2a apart.
-                    let k = ((t / (2.0 * a)).floor() as usize).min(count - 2);
-                    let f = t / (2.0 * a) - k as f64;
+                    // Piecewise-linear through the given centres, which are `spacing` apart.
+                    let k = ((t / spacing).floor() as usize).min(count - 2);
+                    let f = t / spacing - k as f64;
                     beads[k] + f * (beads[k + 1] - beads[k])
                 })
             }
@@ -592,6 +616,40 @@ fn check(s: FibersSection, source: &Path) -> Result<FiberScene, SceneError> {
         &format!("allowed: {HYDRODYNAMICS}"),
     )?;
     keys.require(
+        ["gears", "joint"].contains(&s.links.as_str()),
+        "fibers.links",
+        format!("{:?}", s.links),
+        &format!("allowed: {LINKS}"),
+    )?;
+    match (s.links.as_str(), s.joint_gap) {
+        ("joint", Some(gap)) => keys.require(
+            gap.is_finite() && gap >= 0.0,
+            "fibers.joint_gap",
+            gap,
+            "allowed: a non-negative finite length",
+        )?,
+        ("joint", None) => {
+            return Err(keys.error(
+                "fibers.joint_gap",
+                "missing: the joint model needs the gap between a bead's surface and its joint (seed sec. 2.2.1)",
+            ))
+        }
+        (_, Some(_)) => {
+            return Err(keys.error(
+                "fibers.joint_gap",
+                "only used with links = \"joint\"; remove it",
+            ))
+        }
+        _ => {}
+    }
+    if s.rigid && s.links == "joint" {
+        return Err(keys.error(
+            "fibers.rigid",
+            "rigid fibers are made of gears links (rigid joints hold the beads either side of each \
+             bead together); use links = \"gears\"",
+        ));
+    }
+    keys.require(
         ["auto", "direct", "conjugate-gradient"].contains(&s.solver.as_str()),
         "fibers.solver",
         format!("{:?}", s.solver),
@@ -631,23 +689,32 @@ fn check(s: FibersSection, source: &Path) -> Result<FiberScene, SceneError> {
     } else {
         s.viscosity * (2.0 * s.bead_radius).powi(4) / s.bending_rigidity
     };
+    let (max_ratio, default_ratio) = if s.links == "joint" {
+        (
+            MAX_JOINT_STEP_OVER_BENDING_TIME,
+            DEFAULT_JOINT_STEP_OVER_BENDING_TIME,
+        )
+    } else {
+        (MAX_STEP_OVER_BENDING_TIME, DEFAULT_STEP_OVER_BENDING_TIME)
+    };
     let dt = match s.time_step {
         Some(dt) => {
             positive(dt, "fibers.time_step")?;
             keys.require(
-                dt <= MAX_STEP_OVER_BENDING_TIME * bending_time,
+                dt <= max_ratio * bending_time,
                 "fibers.time_step",
                 dt,
                 &format!(
-                    "the Adams–Bashforth steps are unstable above {MAX_STEP_OVER_BENDING_TIME} bending \
+                    "the Adams–Bashforth steps of the {} model are unstable above {max_ratio} bending \
                      times η (2a)⁴ / K_b = {}; allowed: at most {}",
+                    s.links,
                     format_f64(bending_time),
-                    format_f64(MAX_STEP_OVER_BENDING_TIME * bending_time)
+                    format_f64(max_ratio * bending_time)
                 ),
             )?;
             dt
         }
-        None if bending_time.is_finite() => DEFAULT_STEP_OVER_BENDING_TIME * bending_time,
+        None if bending_time.is_finite() => default_ratio * bending_time,
         None => {
             return Err(keys.error(
                 "fibers.time_step",
@@ -958,7 +1025,10 @@ pub fn check_report(scene: &FiberScene, system: &FiberSystem) -> String {
     );
     let _ = writeln!(
         out,
-        "hydrodynamics: {}; multiplier solver: {}",
+        "links: {}{}; hydrodynamics: {}; multiplier solver: {}",
+        s.links,
+        s.joint_gap
+            .map_or(String::new(), |g| format!(" (gap {})", format_f64(g))),
         s.hydrodynamics,
         match scene.solver() {
             MultiplierSolver::Direct => "direct (Cholesky)".to_string(),
@@ -987,6 +1057,13 @@ pub fn check_report(scene: &FiberScene, system: &FiberSystem) -> String {
             out,
             "warning: the step is above the bending time (the seed asks dt < η (2a)⁴ / K_b); stable in \
              tests up to {MAX_STEP_OVER_BENDING_TIME}, check the link drift in the diagnostics"
+        );
+    }
+    if s.links == "joint" && ratio > DEFAULT_JOINT_STEP_OVER_BENDING_TIME {
+        let _ = writeln!(
+            out,
+            "warning: the joint model diverged in tests at 0.6 bending times and ran at 0.45; \
+             allowed up to {MAX_JOINT_STEP_OVER_BENDING_TIME}"
         );
     }
     let length = 2.0 * s.bead_radius * beads as f64 / fibers.max(1) as f64;

@@ -115,6 +115,25 @@ fn the_base_scene_is_valid_and_places_what_it_says() {
     assert!(report.contains("bending time"), "{report}");
 }
 
+/// The joint model: the same scene with links = "joint" builds (arms along the links, clamped end
+/// held by its first bead alone) and its joints stay closed over a short run.
+#[test]
+fn the_joint_model_builds_and_keeps_its_joints_closed() {
+    let text = replace(
+        "time_step = 0.005",
+        "time_step = 0.002\nlinks = \"joint\"\njoint_gap = 0.05",
+    );
+    let scene = parse(&text).unwrap();
+    let mut system = scene.build().unwrap();
+    assert_eq!(system.joints.len(), 2 * 5 + 3 * 4 + 2);
+    assert!((system.fibers.spacing() - 1.1).abs() < 1e-15);
+    let mut integrator = silt_fibers::dynamics::AdamsBashforth::default();
+    for _ in 0..20 {
+        system.step(scene.dt, &mut integrator).unwrap();
+    }
+    assert!(system.link_error() < 1e-12, "{}", system.link_error());
+}
+
 #[test]
 fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
     let cases: &[(&str, &str, &[&str])] = &[

@@ -2,7 +2,7 @@
 //! `active-filament`, `sedimenting-fiber`; sources and tolerances in validation/<case>/).
 
 use silt_fibers::mobility::Hydrodynamics;
-use silt_validation::fiber_cantilever::{self, CantileverCase};
+use silt_validation::fiber_cantilever::{self, CantileverCase, Links};
 use silt_validation::jeffery_orbit::{self, JefferyCase};
 use silt_validation::sedimenting_fiber::{self, SedimentingCase};
 use silt_validation::swimmer::{self, SwimmerCase};
@@ -14,6 +14,29 @@ fn clamped_filament_matches_the_linear_cantilever() {
     let r = fiber_cantilever::run(CantileverCase::standard(10)).unwrap();
     eprintln!(
         "cantilever, 10 free beads: error {:+.3} %, {} steps, link error {:.1e}, {:.1} s",
+        100.0 * r.error(),
+        r.steps,
+        r.link_error,
+        r.seconds
+    );
+    assert!(r.error().abs() < 0.02, "{:+.3} %", 100.0 * r.error());
+    assert!(r.link_error / r.time < 1e-6, "{:e}", r.link_error / r.time);
+}
+
+/// The same cantilever under the joint model (seed sec. 2.2.1, gap 0.1 a, 7 free beads): bending at
+/// the joints, with its own bending length (from the held bead's centre to the last joint point).
+/// Its explicit step limit is tighter (the beads turn directly under the joint moments): 0.25
+/// bending times here.
+#[test]
+fn clamped_joint_filament_matches_the_linear_cantilever() {
+    let r = fiber_cantilever::run(CantileverCase {
+        links: Links::Joint { gap: 0.1 },
+        step_ratio: 0.25,
+        ..CantileverCase::standard(7)
+    })
+    .unwrap();
+    eprintln!(
+        "joint cantilever, 7 free beads: error {:+.3} %, {} steps, joint error {:.1e}, {:.1} s",
         100.0 * r.error(),
         r.steps,
         r.link_error,
