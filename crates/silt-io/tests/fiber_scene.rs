@@ -122,6 +122,10 @@ fn the_joint_model_builds_and_keeps_its_joints_closed() {
     let text = replace(
         "time_step = 0.005",
         "time_step = 0.002\nlinks = \"joint\"\njoint_gap = 0.05",
+    )
+    .replace(
+        "[1.0, -5.0, 0.0], [2.0, -5.0, 0.0]",
+        "[1.1, -5.0, 0.0], [2.2, -5.0, 0.0]",
     );
     let scene = parse(&text).unwrap();
     let mut system = scene.build().unwrap();
