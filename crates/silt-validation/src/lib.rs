@@ -15,6 +15,7 @@ pub mod normal_collision;
 pub mod oblique_collision;
 pub mod periodic_settling;
 pub mod report;
+pub mod report_fibers;
 pub mod sedimenting_fiber;
 pub mod settled_bed;
 pub mod setup;

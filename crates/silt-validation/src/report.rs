@@ -57,7 +57,7 @@ impl CaseReport {
         s
     }
 
-    fn write(&self, dir: &Path) -> Result<(), String> {
+    pub(crate) fn write(&self, dir: &Path) -> Result<(), String> {
         let path = dir.join("report.md");
         silt_io::atomic::write_atomic(&path, self.summary().as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))
@@ -116,25 +116,45 @@ pub const CASES: &[Case] = &[
         run: couette_sphere_case,
     },
     Case {
+        name: "fiber-cantilever",
+        description: "a clamped filament (gears and joint models, free drain) under a uniform lateral load: tip deflection against q L^4 / (8 K_b)",
+        run: crate::report_fibers::fiber_cantilever_case,
+    },
+    Case {
+        name: "jeffery-orbit",
+        description: "rigid and stiff bead chains in simple shear (RPY): tumbling period against Jeffery's with the chain's own aspect ratio",
+        run: crate::report_fibers::jeffery_orbit_case,
+    },
+    Case {
+        name: "active-filament",
+        description: "a filament driven by a travelling curvature wave swims against the wave; free drain does not; link drift of the Adams–Bashforth steps",
+        run: crate::report_fibers::active_filament_case,
+    },
+    Case {
+        name: "sedimenting-fiber",
+        description: "a flexible fiber sedimenting broadside for B = 10 to 10^4 (RPY): steady U shapes, deflection and speed vs B",
+        run: crate::report_fibers::sedimenting_fiber_case,
+    },
+    Case {
         name: "settled-bed",
         description: "a dry polydisperse bed (2,000 spheres) settles to rest: kinetic energy, overlaps, solid fraction",
         run: settled_bed_case,
     },
 ];
 
-fn case_dir(out: &Path, name: &str) -> Result<PathBuf, String> {
+pub(crate) fn case_dir(out: &Path, name: &str) -> Result<PathBuf, String> {
     let dir = out.join(name);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     Ok(dir)
 }
 
-fn png(dir: &Path, name: &str, plot: &Plot) -> Result<PathBuf, String> {
+pub(crate) fn png(dir: &Path, name: &str, plot: &Plot) -> Result<PathBuf, String> {
     let path = dir.join(name);
     write_png(&path, plot).map_err(|e| e.to_string())?;
     Ok(path)
 }
 
-fn pct(x: f64) -> String {
+pub(crate) fn pct(x: f64) -> String {
     format!("{:+.3}%", 100.0 * x)
 }
 
