@@ -75,9 +75,10 @@ enum Command {
         list: bool,
     },
     /// Benchmarks: `silt bench dem` runs the LAMMPS settling problem, `silt bench fluid` the Taylor–Green
-    /// and channel flows at 128^3, `silt bench ibm` the coupled spheres (ten Cate E3, 500 spheres).
+    /// and channel flows at 128^3, `silt bench ibm` the coupled spheres (ten Cate E3, 500 spheres),
+    /// `silt bench fibers` the RPY product (beside pystokes when installed) and constrained fiber steps.
     Bench {
-        /// Benchmark name: dem, fluid or ibm.
+        /// Benchmark name: dem, fluid, ibm or fibers.
         name: String,
         /// Smaller problem and fewer steps, for a smoke test.
         #[arg(long)]

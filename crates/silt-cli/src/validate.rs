@@ -51,8 +51,11 @@ pub fn bench(name: &str, quick: bool) -> ExitCode {
         "dem" => bench_dem(quick),
         "fluid" => bench_fluid(quick),
         "ibm" => bench_ibm(quick),
+        "fibers" => bench_fibers(quick),
         other => {
-            eprintln!("error: no benchmark is named \"{other}\"; available: dem, fluid, ibm");
+            eprintln!(
+                "error: no benchmark is named \"{other}\"; available: dem, fluid, ibm, fibers"
+            );
             ExitCode::from(2)
         }
     }
@@ -109,6 +112,28 @@ fn bench_ibm(quick: bool) -> ExitCode {
     match run(&options, &mut |line: &str| eprintln!("bench: {line}")) {
         Ok(report) => {
             println!("Silt immersed-boundary benchmark");
+            print!("{}", report.table());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Bead chains: the RPY product (N = 1,000 and 4,000, beside pystokes when installed) and full
+/// constrained steps of 50 and 200 fibers (docs/performance.md).
+fn bench_fibers(quick: bool) -> ExitCode {
+    use silt_validation::bench_fibers::{run, FiberBenchOptions};
+    let options = if quick {
+        FiberBenchOptions::quick()
+    } else {
+        FiberBenchOptions::default()
+    };
+    match run(&options, &mut |line: &str| eprintln!("bench: {line}")) {
+        Ok(report) => {
+            println!("Silt fiber benchmark");
             print!("{}", report.table());
             ExitCode::SUCCESS
         }

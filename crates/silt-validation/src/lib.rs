@@ -3,6 +3,7 @@
 //! beside each case in `validation/<case>/`.
 
 pub mod bench_dem;
+pub mod bench_fibers;
 pub mod bench_fluid;
 pub mod bench_ibm;
 pub mod cavity;
