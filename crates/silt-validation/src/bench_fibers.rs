@@ -177,6 +177,8 @@ fn time_peer(positions: &[Vec3], threads: usize, dir: &Path) -> Result<f64, Stri
     let output = std::process::Command::new("python3")
         .arg(peer_script())
         .arg(&csv)
+        .arg("--repeats")
+        .arg((4_000_000 / (positions.len() * positions.len())).max(5).to_string())
         .env("OMP_NUM_THREADS", threads.to_string())
         .env("NUMBA_NUM_THREADS", threads.to_string())
         .output()
