@@ -178,7 +178,11 @@ fn time_peer(positions: &[Vec3], threads: usize, dir: &Path) -> Result<f64, Stri
         .arg(peer_script())
         .arg(&csv)
         .arg("--repeats")
-        .arg((4_000_000 / (positions.len() * positions.len())).max(5).to_string())
+        .arg(
+            (4_000_000 / (positions.len() * positions.len()))
+                .max(5)
+                .to_string(),
+        )
         .env("OMP_NUM_THREADS", threads.to_string())
         .env("NUMBA_NUM_THREADS", threads.to_string())
         .output()
