@@ -57,7 +57,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> FiberRunError + '_ {
 const CHECKPOINT_FORMAT: u32 = 1;
 const CHECKPOINT_KIND: &str = "silt-fibers";
 
-pub const DIAGNOSTIC_COLUMNS: [&str; 12] = [
+pub const DIAGNOSTIC_COLUMNS: [&str; 13] = [
     "time",
     "step",
     "end_to_end",
@@ -68,6 +68,7 @@ pub const DIAGNOSTIC_COLUMNS: [&str; 12] = [
     "link_correction",
     "constraint_residual",
     "bending_energy",
+    "twist_energy",
     "beads",
     "solver_iterations",
 ];
@@ -82,7 +83,8 @@ struct CheckpointFile {
     time: f64,
     positions: Vec<Vec3>,
     orientations: Vec<DQuat>,
-    history: Vec<(Vec<Vec3>, Vec<DQuat>)>,
+    spins: Vec<f64>,
+    history: Vec<(Vec<Vec3>, Vec<DQuat>, Vec<f64>)>,
     link_correction: f64,
     last_multipliers: Vec<f64>,
 }
@@ -167,6 +169,7 @@ impl FiberSimulation {
         }
         system.fibers.positions = file.positions;
         system.orientations = file.orientations;
+        system.spins = file.spins;
         system.time = file.time;
         system.link_correction = file.link_correction;
         system.last_multipliers = file.last_multipliers;
@@ -292,6 +295,7 @@ impl FiberSimulation {
             d.link_correction,
             d.constraint_residual,
             d.bending_energy,
+            d.twist_energy,
             self.system.fibers.bead_count() as f64,
             d.solver_iterations as f64,
         ];
@@ -310,6 +314,7 @@ impl FiberSimulation {
             time: self.system.time,
             positions: self.system.fibers.positions.clone(),
             orientations: self.system.orientations.clone(),
+            spins: self.system.spins.clone(),
             history: self.integrator.history().to_vec(),
             link_correction: self.system.link_correction,
             last_multipliers: self.system.last_multipliers.clone(),

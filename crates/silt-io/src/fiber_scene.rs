@@ -13,8 +13,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use silt_fibers::chain::Fibers;
 use silt_fibers::constraints::{clamped_end, rigid_joints, Constraint, PrescribedMotion};
-use silt_fibers::dynamics::FiberSystem;
-use silt_fibers::elasticity::{Bending, RestCurvature};
+use silt_fibers::dynamics::{FiberSystem, PointLoad};
+use silt_fibers::elasticity::{Bending, RestCurvature, Twist};
 use silt_fibers::flows::AmbientFlow;
 use silt_fibers::mobility::{Hydrodynamics, Mobility};
 use silt_fibers::multipliers::{MultiplierSolver, AUTO_DIRECT_ROWS};
@@ -33,6 +33,10 @@ pub const DEFAULT_STEP_OVER_BENDING_TIME: f64 = 0.5;
 /// tests at 0.45, diverging at 0.6.
 pub const MAX_JOINT_STEP_OVER_BENDING_TIME: f64 = 0.4;
 pub const DEFAULT_JOINT_STEP_OVER_BENDING_TIME: f64 = 0.2;
+/// With twist, the step over the twist time `8π η a³ l / K_t`: stable in tests at 0.13, diverging at
+/// 0.16.
+pub const MAX_STEP_OVER_TWIST_TIME: f64 = 0.12;
+pub const DEFAULT_STEP_OVER_TWIST_TIME: f64 = 0.06;
 /// Largest number of beads a scene may ask for.
 const MAX_BEADS: usize = 1_000_000;
 /// Largest number of steps.
@@ -83,6 +87,12 @@ pub struct FibersSection {
     /// External force on every bead (a buoyant weight W 2a, a uniform load).
     #[serde(default)]
     pub bead_force: [f64; 3],
+    /// Twist rigidity K_t (0: no twist elasticity; gears only).
+    #[serde(default)]
+    pub twist_rigidity: f64,
+    /// Rest twist rate (radians per length).
+    #[serde(default)]
+    pub rest_twist: f64,
     pub end_time: f64,
     /// Fixed time step; default `DEFAULT_STEP_OVER_BENDING_TIME` bending times.
     pub time_step: Option<f64>,
@@ -187,6 +197,11 @@ pub struct FiberGroup {
     #[serde(default = "default_binormal")]
     pub binormal: [f64; 3],
     pub wave: Option<WaveSection>,
+    /// Force and torque on the last bead of each fiber (a pulled or twisted end).
+    #[serde(default)]
+    pub end_force: [f64; 3],
+    #[serde(default)]
+    pub end_torque: [f64; 3],
 }
 
 fn default_shape() -> String {
@@ -361,6 +376,7 @@ impl FiberScene {
         let mut fibers = Fibers::with_gap(a, s.joint_gap.unwrap_or(0.0))
             .map_err(|m| keys.error("fibers.joint_gap", m))?;
         let mut rest = Vec::new();
+        let mut point_loads = Vec::new();
         let mut ends: Vec<Box<dyn Constraint>> = Vec::new();
         for (g, group) in s.fiber.iter().enumerate() {
             let key = |k: &str| format!("fibers.fiber[{g}].{k}");
@@ -393,6 +409,13 @@ impl FiberScene {
             for fiber in first..fibers.fibers().len() {
                 rest.push(law.clone());
                 let beads = fibers.fibers()[fiber].clone();
+                if group.end_force != [0.0; 3] || group.end_torque != [0.0; 3] {
+                    point_loads.push(PointLoad {
+                        bead: beads.end - 1,
+                        force: Vec3::from_array(group.end_force),
+                        torque: Vec3::from_array(group.end_torque),
+                    });
+                }
                 for (end, bead, next) in [
                     (&group.first_end, beads.start, beads.start + 1),
                     (&group.last_end, beads.end - 1, beads.end - 2),
@@ -432,6 +455,11 @@ impl FiberScene {
         }
         system.constraints.extend(ends);
         system.bead_force = Vec3::from_array(s.bead_force);
+        system.point_loads = point_loads;
+        system.twist = Twist {
+            rigidity: s.twist_rigidity,
+            rest: s.rest_twist,
+        };
         system.flow = self.flow();
         system.solver = self.solver();
         system.restore_links = s.restore_links;
@@ -642,6 +670,24 @@ fn check(s: FibersSection, source: &Path) -> Result<FiberScene, SceneError> {
         }
         _ => {}
     }
+    keys.require(
+        s.twist_rigidity.is_finite() && s.twist_rigidity >= 0.0,
+        "fibers.twist_rigidity",
+        s.twist_rigidity,
+        "allowed: a non-negative finite number",
+    )?;
+    keys.require(
+        s.rest_twist.is_finite(),
+        "fibers.rest_twist",
+        s.rest_twist,
+        "allowed: a finite number",
+    )?;
+    if s.twist_rigidity > 0.0 && s.links == "joint" {
+        return Err(keys.error(
+            "fibers.twist_rigidity",
+            "twist elasticity is implemented for gears links only; use links = \"gears\" or remove it",
+        ));
+    }
     if s.rigid && s.links == "joint" {
         return Err(keys.error(
             "fibers.rigid",
@@ -697,6 +743,11 @@ fn check(s: FibersSection, source: &Path) -> Result<FiberScene, SceneError> {
     } else {
         (MAX_STEP_OVER_BENDING_TIME, DEFAULT_STEP_OVER_BENDING_TIME)
     };
+    let twist_time = if s.twist_rigidity > 0.0 {
+        8.0 * PI * s.viscosity * s.bead_radius.powi(3) * 2.0 * s.bead_radius / s.twist_rigidity
+    } else {
+        f64::INFINITY
+    };
     let dt = match s.time_step {
         Some(dt) => {
             positive(dt, "fibers.time_step")?;
@@ -712,9 +763,22 @@ fn check(s: FibersSection, source: &Path) -> Result<FiberScene, SceneError> {
                     format_f64(max_ratio * bending_time)
                 ),
             )?;
+            keys.require(
+                dt <= MAX_STEP_OVER_TWIST_TIME * twist_time,
+                "fibers.time_step",
+                dt,
+                &format!(
+                    "the Adams–Bashforth steps are unstable above {MAX_STEP_OVER_TWIST_TIME} twist times \
+                     8π η a³ (2a) / K_t = {}; allowed: at most {}",
+                    format_f64(twist_time),
+                    format_f64(MAX_STEP_OVER_TWIST_TIME * twist_time)
+                ),
+            )?;
             dt
         }
-        None if bending_time.is_finite() => default_ratio * bending_time,
+        None if bending_time.is_finite() || twist_time.is_finite() => {
+            (default_ratio * bending_time).min(DEFAULT_STEP_OVER_TWIST_TIME * twist_time)
+        }
         None => {
             return Err(keys.error(
                 "fibers.time_step",
@@ -863,6 +927,17 @@ fn check_group(group: &FiberGroup, g: usize, keys: &KeyChecker) -> Result<usize,
             &key(name),
             format!("{end:?}"),
             &format!("allowed: {ENDS}"),
+        )?;
+    }
+    for (name, v) in [
+        ("end_force", group.end_force),
+        ("end_torque", group.end_torque),
+    ] {
+        keys.require(
+            finite_vec(v),
+            &key(name),
+            format!("{v:?}"),
+            "allowed: three finite numbers",
         )?;
     }
     keys.require(
@@ -1064,6 +1139,16 @@ pub fn check_report(scene: &FiberScene, system: &FiberSystem) -> String {
             out,
             "warning: the joint model diverged in tests at 0.6 bending times and ran at 0.45; \
              allowed up to {MAX_JOINT_STEP_OVER_BENDING_TIME}"
+        );
+    }
+    if s.twist_rigidity > 0.0 {
+        let twist_time = system.twist.twist_time(&system.fibers, s.viscosity);
+        let _ = writeln!(
+            out,
+            "twist rigidity {}; twist time 8π η a³ l / K_t = {}; dt / twist time = {} (stable in tests up to 0.13)",
+            format_f64(s.twist_rigidity),
+            format_f64(twist_time),
+            format_f64(scene.dt / twist_time)
         );
     }
     let length = 2.0 * s.bead_radius * beads as f64 / fibers.max(1) as f64;

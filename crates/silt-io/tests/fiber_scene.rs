@@ -15,6 +15,7 @@ viscosity = 1.0
 bending_rigidity = 50.0
 hydrodynamics = "rpy"
 bead_force = [0.0, -0.1, 0.0]
+twist_rigidity = 2.0
 end_time = 0.1
 time_step = 0.005
 restore_links = true
@@ -36,6 +37,7 @@ count = 2
 offset = [0.0, 4.0, 0.0]
 first_end = "hinged"
 rest_curvature = 0.05
+end_torque = [0.0, 0.0, 0.1]
 
 [[fibers.fiber]]
 beads = 5
@@ -126,7 +128,8 @@ fn the_joint_model_builds_and_keeps_its_joints_closed() {
     .replace(
         "[1.0, -5.0, 0.0], [2.0, -5.0, 0.0]",
         "[1.1, -5.0, 0.0], [2.2, -5.0, 0.0]",
-    );
+    )
+    .replace("twist_rigidity = 2.0\n", "");
     let scene = parse(&text).unwrap();
     let mut system = scene.build().unwrap();
     assert_eq!(system.joints.len(), 2 * 5 + 3 * 4 + 2);
@@ -415,4 +418,8 @@ fn resumed_and_single_threaded_runs_equal_the_continuous_run() {
         "header, every 2nd step, the end"
     );
     assert!(csv.starts_with("time,step,end_to_end"));
+    assert!(
+        whole.system.spins.iter().any(|s| s.abs() > 1e-6),
+        "the fibers twist"
+    );
 }
