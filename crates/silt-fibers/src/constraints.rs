@@ -405,6 +405,29 @@ pub fn clamped_end(end: usize, next: usize) -> Vec<Box<dyn Constraint>> {
     ]
 }
 
+/// An actuated end at bead `end` whose neighbour is `next` (gears): the pair moves rigidly with the
+/// prescribed velocity `U(t)` of the end bead and angular velocity `Ω(t)`, as a clamped end carried
+/// by a moving base (`W_end = W_next = Ω`, `V_end = U`; the gears rows give `V_next = U + Ω × 2a e`).
+pub fn actuated_end(
+    end: usize,
+    next: usize,
+    velocity: Prescription,
+    angular_velocity: Prescription,
+) -> Vec<Box<dyn Constraint>> {
+    vec![
+        Box::new(PrescribedMotion {
+            bead: end,
+            velocity: Some(velocity),
+            angular_velocity: Some(angular_velocity.clone()),
+        }),
+        Box::new(PrescribedMotion {
+            bead: next,
+            velocity: None,
+            angular_velocity: Some(angular_velocity),
+        }),
+    ]
+}
+
 /// The gears constraints of every link of `fibers`.
 pub fn gears(fibers: &Fibers) -> Vec<Box<dyn Constraint>> {
     fibers

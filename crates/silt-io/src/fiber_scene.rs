@@ -12,7 +12,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use silt_fibers::chain::Fibers;
-use silt_fibers::constraints::{clamped_end, rigid_joints, Constraint, PrescribedMotion};
+use silt_fibers::constraints::{
+    actuated_end, clamped_end, rigid_joints, Constraint, PrescribedMotion, Prescription,
+};
 use silt_fibers::dynamics::{FiberSystem, PointLoad};
 use silt_fibers::elasticity::{Bending, RestCurvature, Twist};
 use silt_fibers::flows::AmbientFlow;
@@ -22,6 +24,7 @@ use silt_fibers::rpy::RpyKernel;
 use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Largest step over the bending time `η (2a)⁴ / K_b` a gears scene may ask for: the Adams–Bashforth
 /// scheme diverged in tests at 4 and ran stably at 2; the seed asks for less than 1, and `silt check`
@@ -51,7 +54,7 @@ pub const SOLVERS: &str = "\"auto\", \"direct\", \"conjugate-gradient\"";
 pub const FLOWS: &str =
     "\"quiescent\", \"uniform\", \"simple-shear\", \"planar-extension\", \"poiseuille\"";
 pub const SHAPES: &str = "\"straight\", \"arc\", \"points\"";
-pub const ENDS: &str = "\"free\", \"clamped\", \"hinged\"";
+pub const ENDS: &str = "\"free\", \"clamped\", \"hinged\", \"actuated\"";
 pub const LINKS: &str = "\"gears\", \"joint\"";
 pub const WAVE_DIRECTIONS: &str = "\"first-to-last\", \"last-to-first\"";
 
@@ -197,6 +200,8 @@ pub struct FiberGroup {
     #[serde(default = "default_binormal")]
     pub binormal: [f64; 3],
     pub wave: Option<WaveSection>,
+    /// Motion of an "actuated" end: `U(t) = velocity cos(2π f t)`, `Ω(t) = angular_velocity cos(2π f t)`.
+    pub actuation: Option<ActuationSection>,
     /// Force and torque on the last bead of each fiber (a pulled or twisted end).
     #[serde(default)]
     pub end_force: [f64; 3],
@@ -218,6 +223,19 @@ fn default_end() -> String {
 }
 fn default_binormal() -> [f64; 3] {
     [0.0, 0.0, 1.0]
+}
+
+/// `actuation = { velocity = [..], angular_velocity = [..], frequency = f }`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActuationSection {
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    #[serde(default)]
+    pub angular_velocity: [f64; 3],
+    /// 0: constant motion.
+    #[serde(default)]
+    pub frequency: f64,
 }
 
 /// A box for random placement.
@@ -427,6 +445,31 @@ impl FiberScene {
                         }
                         "clamped" => ends.extend(clamped_end(bead, next)),
                         "hinged" => ends.push(Box::new(PrescribedMotion::hinged(bead))),
+                        "actuated" => {
+                            let motion = group.actuation.clone().unwrap_or(ActuationSection {
+                                velocity: [0.0; 3],
+                                angular_velocity: [0.0; 3],
+                                frequency: 0.0,
+                            });
+                            let (u, w, f) = (
+                                Vec3::from_array(motion.velocity),
+                                Vec3::from_array(motion.angular_velocity),
+                                motion.frequency,
+                            );
+                            let velocity: Prescription =
+                                Arc::new(move |t| u * (2.0 * PI * f * t).cos());
+                            let angular: Prescription =
+                                Arc::new(move |t| w * (2.0 * PI * f * t).cos());
+                            if joint_model {
+                                ends.push(Box::new(PrescribedMotion {
+                                    bead,
+                                    velocity: Some(velocity),
+                                    angular_velocity: Some(angular),
+                                }));
+                            } else {
+                                ends.extend(actuated_end(bead, next, velocity, angular));
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -923,11 +966,46 @@ fn check_group(group: &FiberGroup, g: usize, keys: &KeyChecker) -> Result<usize,
         ("last_end", &group.last_end),
     ] {
         keys.require(
-            ["free", "clamped", "hinged"].contains(&end.as_str()),
+            ["free", "clamped", "hinged", "actuated"].contains(&end.as_str()),
             &key(name),
             format!("{end:?}"),
             &format!("allowed: {ENDS}"),
         )?;
+    }
+    let actuated = group.first_end == "actuated" || group.last_end == "actuated";
+    match (&group.actuation, actuated) {
+        (Some(motion), true) => {
+            for (name, v) in [
+                ("actuation.velocity", motion.velocity),
+                ("actuation.angular_velocity", motion.angular_velocity),
+            ] {
+                keys.require(
+                    finite_vec(v),
+                    &key(name),
+                    format!("{v:?}"),
+                    "allowed: three finite numbers",
+                )?;
+            }
+            keys.require(
+                motion.frequency.is_finite() && motion.frequency >= 0.0,
+                &key("actuation.frequency"),
+                motion.frequency,
+                "allowed: a non-negative finite number",
+            )?;
+        }
+        (None, true) => {
+            return Err(keys.error(
+                key("actuation"),
+                "missing: an \"actuated\" end needs actuation = { velocity, angular_velocity, frequency }",
+            ))
+        }
+        (Some(_), false) => {
+            return Err(keys.error(
+                key("actuation"),
+                "only used with first_end or last_end = \"actuated\"; remove it",
+            ))
+        }
+        (None, false) => {}
     }
     for (name, v) in [
         ("end_force", group.end_force),
