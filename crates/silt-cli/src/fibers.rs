@@ -33,11 +33,8 @@ pub fn run(
     until: Option<f64>,
     quiet: bool,
 ) -> ExitCode {
-    if let Some(t) = until {
-        if !(t.is_finite() && t >= 0.0) {
-            eprintln!("error: --until must be a time >= 0, got {t}");
-            return ExitCode::from(2);
-        }
+    if let Err(code) = crate::check_until(until) {
+        return code;
     }
     let built = FiberScene::parse(text, source).and_then(|scene| {
         let system = scene.build()?;
@@ -50,13 +47,7 @@ pub fn run(
             return ExitCode::from(2);
         }
     };
-    let out_dir = output.unwrap_or_else(|| {
-        let name = source
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "fibers".into());
-        PathBuf::from("silt-output").join(name)
-    });
+    let out_dir = crate::output_dir(output, source, "fibers");
     let beads = system.fibers.bead_count();
     let fibers = system.fibers.fibers().len();
     let started = if resume {

@@ -211,11 +211,8 @@ fn run(
             .map(|s| s.to_string_lossy().into_owned());
         PathBuf::from("silt-output").join(name.unwrap_or_else(|| "default-bed".into()))
     });
-    if let Some(t) = until {
-        if !(t.is_finite() && t >= 0.0) {
-            eprintln!("error: --until must be a time >= 0, got {t}");
-            return ExitCode::from(2);
-        }
+    if let Err(code) = check_until(until) {
+        return code;
     }
     let system = match scene.build() {
         Ok(s) => s,
@@ -308,11 +305,8 @@ fn run_fluid(
     until: Option<f64>,
     quiet: bool,
 ) -> ExitCode {
-    if let Some(t) = until {
-        if !(t.is_finite() && t >= 0.0) {
-            eprintln!("error: --until must be a time >= 0, got {t}");
-            return ExitCode::from(2);
-        }
+    if let Err(code) = check_until(until) {
+        return code;
     }
     let built = FluidScene::parse(text, source).and_then(|scene| {
         let solver = scene.build()?;
@@ -325,13 +319,7 @@ fn run_fluid(
             return ExitCode::from(2);
         }
     };
-    let out_dir = output.unwrap_or_else(|| {
-        let name = source
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "fluid".into());
-        PathBuf::from("silt-output").join(name)
-    });
+    let out_dir = output_dir(output, source, "fluid");
     let cells = solver.grid().cell_count();
     let started = if resume {
         FluidSimulation::resume(&scene, text, solver, &out_dir)
@@ -424,11 +412,8 @@ fn run_coupled(
     until: Option<f64>,
     quiet: bool,
 ) -> ExitCode {
-    if let Some(t) = until {
-        if !(t.is_finite() && t >= 0.0) {
-            eprintln!("error: --until must be a time >= 0, got {t}");
-            return ExitCode::from(2);
-        }
+    if let Err(code) = check_until(until) {
+        return code;
     }
     let built = CoupledScene::parse(text, source).and_then(|scene| {
         let (fluid, coupled) = scene.build()?;
@@ -441,13 +426,7 @@ fn run_coupled(
             return ExitCode::from(2);
         }
     };
-    let out_dir = output.unwrap_or_else(|| {
-        let name = source
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "coupled".into());
-        PathBuf::from("silt-output").join(name)
-    });
+    let out_dir = output_dir(output, source, "coupled");
     let cells = fluid.grid().cell_count();
     let particles = coupled.dem.particles.len();
     let started = if resume {
@@ -593,6 +572,28 @@ impl FluidProgress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// `--until` must be a time >= 0 (else exit code 2).
+pub(crate) fn check_until(until: Option<f64>) -> Result<(), ExitCode> {
+    match until {
+        Some(t) if !(t.is_finite() && t >= 0.0) => {
+            eprintln!("error: --until must be a time >= 0, got {t}");
+            Err(ExitCode::from(2))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The output directory: `--output`, else silt-output/<scene file stem> (or `fallback`).
+pub(crate) fn output_dir(output: Option<PathBuf>, source: &Path, fallback: &str) -> PathBuf {
+    output.unwrap_or_else(|| {
+        let name = source
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| fallback.into());
+        PathBuf::from("silt-output").join(name)
+    })
 }
 
 /// A run that stopped early (diverged, or could not write): the message, where its output is, exit code 1.
