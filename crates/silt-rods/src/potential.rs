@@ -1,0 +1,213 @@
+//! The elastic potential and its gradient (notes, "Model" and "Discretisation"):
+//!
+//! ```text
+//! V = Σ_segments (h/2) Γᵀ C_G Γ + Σ_interior nodes (h̄/2) (K - K0)ᵀ C_K (K - K0)
+//! ```
+//!
+//! The gradient is analytic and polynomial. With `m = C_G Γ`, `d = (φ_j - φ_(j-1)) / h` (pure
+//! quaternions where multiplied):
+//! - `∂V/∂φ_j = p m p̄ = -∂V/∂φ_(j-1)`, the internal force (world frame) of the segment;
+//! - `∂V/∂p = -2 h d p m`, since `∂(mᵀ Im(p̄ d p))/∂p = -2 d p m` for pure d and m.
+//!
+//! With `w = C_K (K - K0)` at node j between `p_-` and `p_+`:
+//! - `∂V/∂p_+ = 2 p_- w`, `∂V/∂p_- = -2 p_+ w`.
+//!
+//! These are gradients in the four quaternion components; with unit quaternions only their part
+//! orthogonal to p acts (the couple on the segment is `-½ Im(p̄ ∂V/∂p)` in the body frame).
+
+use silt_core::Vec3;
+
+use crate::quaternion::{mul, pure, to_world, Quat};
+use crate::rod::Rod;
+use crate::strains::{curvature, shear_strain};
+
+/// `∂V/∂φ` per node and `∂V/∂p` per segment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gradient {
+    pub nodes: Vec<Vec3>,
+    pub orientations: Vec<Quat>,
+}
+
+/// The elastic energy V.
+pub fn energy(rod: &Rod) -> f64 {
+    let c_g = rod.stiffness.shear_extension;
+    let c_k = rod.stiffness.bending_torsion;
+    let shear: f64 = (0..rod.segments())
+        .map(|j| {
+            let gamma = shear_strain(rod, j);
+            0.5 * rod.lengths[j] * gamma.dot(c_g * gamma)
+        })
+        .sum();
+    let bending: f64 = (1..rod.segments())
+        .map(|j| {
+            let k = curvature(rod, j) - rod.rest_curvature[j - 1];
+            0.5 * rod.node_length(j) * k.dot(c_k * k)
+        })
+        .sum();
+    shear + bending
+}
+
+fn add(a: &mut Quat, b: Quat, scale: f64) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += scale * y;
+    }
+}
+
+/// The gradient of V (the negative generalised elastic forces).
+pub fn gradient(rod: &Rod) -> Gradient {
+    let n = rod.segments();
+    let mut nodes = vec![Vec3::ZERO; n + 1];
+    let mut orientations = vec![[0.0; 4]; n];
+    let c_g = rod.stiffness.shear_extension;
+    let c_k = rod.stiffness.bending_torsion;
+    for j in 0..n {
+        let p = rod.orientations[j];
+        let h = rod.lengths[j];
+        let m = c_g * shear_strain(rod, j);
+        let force = to_world(p, m);
+        nodes[j + 1] += force;
+        nodes[j] -= force;
+        let d = (rod.nodes[j + 1] - rod.nodes[j]) / h;
+        add(
+            &mut orientations[j],
+            mul(mul(pure(d), p), pure(m)),
+            -2.0 * h,
+        );
+    }
+    for j in 1..n {
+        let w = c_k * (curvature(rod, j) - rod.rest_curvature[j - 1]);
+        let (before, after) = (rod.orientations[j - 1], rod.orientations[j]);
+        add(&mut orientations[j], mul(before, pure(w)), 2.0);
+        add(&mut orientations[j - 1], mul(after, pure(w)), -2.0);
+    }
+    Gradient {
+        nodes,
+        orientations,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quaternion::{normalized, to_world};
+    use crate::rod::{rotation, Stiffness};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A deformed rod: random node displacements and random (not unit) quaternions.
+    fn deformed(seed: u64, unit: bool) -> Rod {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let stiffness = Stiffness {
+            shear_extension: Vec3::new(3.0, 4.0, 20.0),
+            bending_torsion: Vec3::new(1.5, 2.5, 0.7),
+        };
+        let mut rod = Rod::straight(6, 3.0, Vec3::ZERO, Vec3::X, Vec3::Y, stiffness).unwrap();
+        rod.lengths[2] *= 1.2;
+        for k in rod.rest_curvature.iter_mut() {
+            *k = Vec3::new(
+                rng.gen_range(-0.3..0.3),
+                rng.gen_range(-0.3..0.3),
+                rng.gen_range(-0.3..0.3),
+            );
+        }
+        let mut r = |s: f64| rng.gen_range(-s..s);
+        for node in rod.nodes.iter_mut() {
+            *node += Vec3::new(r(0.1), r(0.1), r(0.1));
+        }
+        for p in rod.orientations.iter_mut() {
+            let q = [p[0] + r(0.2), p[1] + r(0.2), p[2] + r(0.2), p[3] + r(0.2)];
+            *p = if unit { normalized(q) } else { q };
+        }
+        rod
+    }
+
+    /// The analytic gradient equals central differences of the energy in every component, for unit
+    /// and non-unit quaternions.
+    #[test]
+    fn gradient_matches_finite_differences() {
+        for (seed, unit) in [(1, true), (2, false), (3, false)] {
+            let rod = deformed(seed, unit);
+            let g = gradient(&rod);
+            let eps = 1e-6;
+            let scale = energy(&rod).max(1.0);
+            for j in 0..rod.nodes.len() {
+                for axis in 0..3 {
+                    let mut plus = rod.clone();
+                    let mut minus = rod.clone();
+                    plus.nodes[j][axis] += eps;
+                    minus.nodes[j][axis] -= eps;
+                    let fd = (energy(&plus) - energy(&minus)) / (2.0 * eps);
+                    assert!(
+                        (fd - g.nodes[j][axis]).abs() < 1e-7 * scale,
+                        "node {j} axis {axis}: {fd} vs {}",
+                        g.nodes[j][axis]
+                    );
+                }
+            }
+            for j in 0..rod.segments() {
+                for c in 0..4 {
+                    let mut plus = rod.clone();
+                    let mut minus = rod.clone();
+                    plus.orientations[j][c] += eps;
+                    minus.orientations[j][c] -= eps;
+                    let fd = (energy(&plus) - energy(&minus)) / (2.0 * eps);
+                    assert!(
+                        (fd - g.orientations[j][c]).abs() < 1e-7 * scale,
+                        "segment {j} component {c}: {fd} vs {}",
+                        g.orientations[j][c]
+                    );
+                }
+            }
+        }
+    }
+
+    /// Objectivity: a rigid rotation and translation of the whole rod leave the energy unchanged, and
+    /// the internal forces sum to zero (no net force from the elasticity).
+    #[test]
+    fn energy_is_frame_indifferent() {
+        let rod = deformed(4, true);
+        let q = rotation(Vec3::new(0.2, -1.0, 0.6), 2.1);
+        let mut moved = rod.clone();
+        for node in moved.nodes.iter_mut() {
+            *node = to_world(q, *node) + Vec3::new(5.0, -1.0, 2.0);
+        }
+        for p in moved.orientations.iter_mut() {
+            *p = mul(q, *p);
+        }
+        assert!((energy(&moved) - energy(&rod)).abs() < 1e-12 * energy(&rod));
+        let net: Vec3 = gradient(&rod).nodes.iter().sum();
+        assert!(net.length() < 1e-12);
+        // A straight unstressed rod has no energy whatever its orientation.
+        let straight = Rod::straight(
+            5,
+            1.0,
+            Vec3::ONE,
+            Vec3::new(1.0, 2.0, 3.0),
+            Vec3::X,
+            rod.stiffness,
+        )
+        .unwrap();
+        assert!(energy(&straight) < 1e-28);
+    }
+
+    /// Axial stretch: a straight rod stretched uniformly by Γ3 = F / (E A) is in equilibrium under end
+    /// forces ±F: the internal force at the last node is F along the axis, interior nodes balance.
+    #[test]
+    fn uniform_stretch_carries_the_end_force() {
+        let stiffness = Stiffness::circular(0.025, 1e4, 1e4 / 3.0, 1.0);
+        let force = 1.0;
+        let strain = force / stiffness.shear_extension.z;
+        let mut rod = Rod::straight(19, 1.0, Vec3::ZERO, Vec3::X, Vec3::Y, stiffness).unwrap();
+        for node in rod.nodes.iter_mut() {
+            node.x *= 1.0 + strain;
+        }
+        let g = gradient(&rod);
+        assert!((g.nodes[19] - Vec3::new(force, 0.0, 0.0)).length() < 1e-12);
+        assert!((g.nodes[0] + Vec3::new(force, 0.0, 0.0)).length() < 1e-12);
+        for j in 1..19 {
+            assert!(g.nodes[j].length() < 1e-12);
+        }
+        // dx = F L / (E A) at the tip.
+        assert!((rod.nodes[19].x - 1.0 - force / stiffness.shear_extension.z).abs() < 1e-15);
+    }
+}
