@@ -7,6 +7,7 @@
 //! formula is polynomial in the unknowns (no roots, no trigonometric functions), as the seed requires
 //! of the right-hand side and its Jacobian.
 
+pub mod dissipation;
 pub mod potential;
 pub mod quaternion;
 pub mod rod;

@@ -53,17 +53,32 @@ fn add(a: &mut Quat, b: Quat, scale: f64) {
     }
 }
 
-/// The gradient of V (the negative generalised elastic forces).
+/// The gradient of V (the negative generalised elastic forces): [`generalized_forces`] of the
+/// stresses `m = C_G Γ` and moments `w = C_K (K - K0)`.
 pub fn gradient(rod: &Rod) -> Gradient {
+    let c_g = rod.stiffness.shear_extension;
+    let c_k = rod.stiffness.bending_torsion;
+    let stresses: Vec<Vec3> = (0..rod.segments())
+        .map(|j| c_g * shear_strain(rod, j))
+        .collect();
+    let moments: Vec<Vec3> = (1..rod.segments())
+        .map(|j| c_k * (curvature(rod, j) - rod.rest_curvature[j - 1]))
+        .collect();
+    generalized_forces(rod, &stresses, &moments)
+}
+
+/// `Bᵀ (h m, h̄ w)`: the generalised forces (on φ and on the quaternion components) whose power
+/// against any rates is `Σ h m · Γ̇ + Σ h̄ w · K̇`, for body-frame segment stresses `m` and node
+/// moments `w` (`B` the strain-rate map of [`crate::strains::strain_rates`]). The elastic gradient
+/// and Antman's dissipation both go through it.
+pub fn generalized_forces(rod: &Rod, stresses: &[Vec3], moments: &[Vec3]) -> Gradient {
     let n = rod.segments();
     let mut nodes = vec![Vec3::ZERO; n + 1];
     let mut orientations = vec![[0.0; 4]; n];
-    let c_g = rod.stiffness.shear_extension;
-    let c_k = rod.stiffness.bending_torsion;
     for j in 0..n {
         let p = rod.orientations[j];
         let h = rod.lengths[j];
-        let m = c_g * shear_strain(rod, j);
+        let m = stresses[j];
         let force = to_world(p, m);
         nodes[j + 1] += force;
         nodes[j] -= force;
@@ -75,7 +90,7 @@ pub fn gradient(rod: &Rod) -> Gradient {
         );
     }
     for j in 1..n {
-        let w = c_k * (curvature(rod, j) - rod.rest_curvature[j - 1]);
+        let w = moments[j - 1];
         let (before, after) = (rod.orientations[j - 1], rod.orientations[j]);
         add(&mut orientations[j], mul(before, pure(w)), 2.0);
         add(&mut orientations[j - 1], mul(after, pure(w)), -2.0);
@@ -188,6 +203,73 @@ mod tests {
         )
         .unwrap();
         assert!(energy(&straight) < 1e-28);
+    }
+
+    /// The strain-rate map and the force map are transposes: for random rates, the power of the
+    /// generalised forces of random stresses equals `Σ h m · Γ̇ + Σ h̄ w · K̇`; and Γ̇, K̇ are the time
+    /// derivatives of the strains (central differences along the rates).
+    #[test]
+    fn strain_rates_and_forces_are_transposes() {
+        use crate::strains::strain_rates;
+        let rod = deformed(5, false);
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut r = || rng.gen_range(-1.0..1.0);
+        let velocities: Vec<Vec3> = (0..rod.nodes.len())
+            .map(|_| Vec3::new(r(), r(), r()))
+            .collect();
+        let rates: Vec<Quat> = (0..rod.segments()).map(|_| [r(), r(), r(), r()]).collect();
+        let stresses: Vec<Vec3> = (0..rod.segments())
+            .map(|_| Vec3::new(r(), r(), r()))
+            .collect();
+        let moments: Vec<Vec3> = (1..rod.segments())
+            .map(|_| Vec3::new(r(), r(), r()))
+            .collect();
+        let (gamma_rate, curvature_rate) = strain_rates(&rod, &velocities, &rates);
+        let f = generalized_forces(&rod, &stresses, &moments);
+        let power: f64 = f
+            .nodes
+            .iter()
+            .zip(&velocities)
+            .map(|(a, b)| a.dot(*b))
+            .sum::<f64>()
+            + f.orientations
+                .iter()
+                .zip(&rates)
+                .map(|(a, b)| crate::quaternion::dot(*a, *b))
+                .sum::<f64>();
+        let strain_power: f64 = (0..rod.segments())
+            .map(|j| rod.lengths[j] * stresses[j].dot(gamma_rate[j]))
+            .sum::<f64>()
+            + (1..rod.segments())
+                .map(|j| rod.node_length(j) * moments[j - 1].dot(curvature_rate[j - 1]))
+                .sum::<f64>();
+        assert!(
+            (power - strain_power).abs() < 1e-12 * power.abs().max(1.0),
+            "{power} vs {strain_power}"
+        );
+        // Γ̇ and K̇ are the derivatives of Γ and K along the rates.
+        let eps = 1e-6;
+        let shifted = |sign: f64| {
+            let mut moved = rod.clone();
+            for (x, v) in moved.nodes.iter_mut().zip(&velocities) {
+                *x += sign * eps * *v;
+            }
+            for (p, dp) in moved.orientations.iter_mut().zip(&rates) {
+                for c in 0..4 {
+                    p[c] += sign * eps * dp[c];
+                }
+            }
+            moved
+        };
+        let (plus, minus) = (shifted(1.0), shifted(-1.0));
+        for j in 0..rod.segments() {
+            let fd = (shear_strain(&plus, j) - shear_strain(&minus, j)) / (2.0 * eps);
+            assert!((fd - gamma_rate[j]).length() < 1e-7, "segment {j}");
+        }
+        for j in 1..rod.segments() {
+            let fd = (curvature(&plus, j) - curvature(&minus, j)) / (2.0 * eps);
+            assert!((fd - curvature_rate[j - 1]).length() < 1e-7, "node {j}");
+        }
     }
 
     /// Axial stretch: a straight rod stretched uniformly by Γ3 = F / (E A) is in equilibrium under end

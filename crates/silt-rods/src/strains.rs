@@ -26,6 +26,37 @@ pub fn curvature(rod: &Rod, node: usize) -> Vec3 {
     2.0 / rod.node_length(node) * vector(relative)
 }
 
+/// Strain rates `(Γ̇ per segment, K̇ per interior node)` for node velocities `φ̇` and quaternion rates
+/// `ṗ`: `Γ̇ = ṗ̄ d p + p̄ ḋ p + p̄ d ṗ` (`d = Δφ / h`), `K̇ = (2/h̄) Im(ṗ̄_- p_+ + p̄_- ṗ_+)`; the time
+/// derivatives of the strains above, as Antman's dissipation needs them.
+pub fn strain_rates(
+    rod: &Rod,
+    velocities: &[Vec3],
+    rates: &[crate::quaternion::Quat],
+) -> (Vec<Vec3>, Vec<Vec3>) {
+    use crate::quaternion::pure;
+    let n = rod.segments();
+    let gamma_rate = (0..n)
+        .map(|j| {
+            let h = rod.lengths[j];
+            let (p, dp) = (rod.orientations[j], rates[j]);
+            let d = pure((rod.nodes[j + 1] - rod.nodes[j]) / h);
+            let dd = pure((velocities[j + 1] - velocities[j]) / h);
+            vector(mul(mul(conj(dp), d), p))
+                + vector(mul(mul(conj(p), dd), p))
+                + vector(mul(mul(conj(p), d), dp))
+        })
+        .collect();
+    let curvature_rate = (1..n)
+        .map(|j| {
+            let (before, after) = (rod.orientations[j - 1], rod.orientations[j]);
+            let rate = vector(mul(conj(rates[j - 1]), after)) + vector(mul(conj(before), rates[j]));
+            2.0 / rod.node_length(j) * rate
+        })
+        .collect();
+    (gamma_rate, curvature_rate)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
