@@ -8,7 +8,9 @@
 //! of the right-hand side and its Jacobian.
 
 pub mod dissipation;
+pub mod dynamics;
 pub mod potential;
 pub mod quaternion;
 pub mod rod;
 pub mod strains;
+pub mod verlet;
