@@ -18,8 +18,9 @@
 use silt_core::Vec3;
 
 use crate::quaternion::{mul, pure, to_world, Quat};
+use crate::rod::End;
 use crate::rod::Rod;
-use crate::strains::{curvature, shear_strain};
+use crate::strains::{clamp_curvature, curvature, shear_strain};
 
 /// `∂V/∂φ` per node and `∂V/∂p` per segment.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,7 +45,15 @@ pub fn energy(rod: &Rod) -> f64 {
             0.5 * rod.node_length(j) * k.dot(c_k * k)
         })
         .sum();
-    shear + bending
+    let clamps: f64 = rod
+        .clamps
+        .iter()
+        .map(|clamp| {
+            let (k, length) = clamp_curvature(rod, clamp);
+            0.5 * length * k.dot(c_k * k)
+        })
+        .sum();
+    shear + bending + clamps
 }
 
 fn add(a: &mut Quat, b: Quat, scale: f64) {
@@ -64,7 +73,18 @@ pub fn gradient(rod: &Rod) -> Gradient {
     let moments: Vec<Vec3> = (1..rod.segments())
         .map(|j| c_k * (curvature(rod, j) - rod.rest_curvature[j - 1]))
         .collect();
-    generalized_forces(rod, &stresses, &moments)
+    let mut g = generalized_forces(rod, &stresses, &moments);
+    // Clamps: as a node between the fixed frame and the end segment (the frame does not move).
+    let n = rod.segments();
+    for clamp in &rod.clamps {
+        let (k, _) = clamp_curvature(rod, clamp);
+        let w = c_k * k;
+        match clamp.end {
+            End::First => add(&mut g.orientations[0], mul(clamp.frame, pure(w)), 2.0),
+            End::Last => add(&mut g.orientations[n - 1], mul(clamp.frame, pure(w)), -2.0),
+        }
+    }
+    g
 }
 
 /// `Bᵀ (h m, h̄ w)`: the generalised forces (on φ and on the quaternion components) whose power
@@ -118,6 +138,8 @@ mod tests {
         };
         let mut rod = Rod::straight(6, 3.0, Vec3::ZERO, Vec3::X, Vec3::Y, stiffness).unwrap();
         rod.lengths[2] *= 1.2;
+        rod.clamp(crate::rod::End::First);
+        rod.clamp(crate::rod::End::Last);
         for k in rod.rest_curvature.iter_mut() {
             *k = Vec3::new(
                 rng.gen_range(-0.3..0.3),
@@ -176,8 +198,8 @@ mod tests {
         }
     }
 
-    /// Objectivity: a rigid rotation and translation of the whole rod leave the energy unchanged, and
-    /// the internal forces sum to zero (no net force from the elasticity).
+    /// Objectivity: a rigid rotation and translation of the whole rod (with its clamp frames) leave the
+    /// energy unchanged, and the internal forces sum to zero (no net force from the elasticity).
     #[test]
     fn energy_is_frame_indifferent() {
         let rod = deformed(4, true);
@@ -189,7 +211,14 @@ mod tests {
         for p in moved.orientations.iter_mut() {
             *p = mul(q, *p);
         }
+        // Clamp frames are fixed in space: rotated with the rod here, else the energy changes.
+        for clamp in moved.clamps.iter_mut() {
+            clamp.frame = mul(q, clamp.frame);
+        }
         assert!((energy(&moved) - energy(&rod)).abs() < 1e-12 * energy(&rod));
+        let mut unclamped_frames = moved.clone();
+        unclamped_frames.clamps = rod.clamps.clone();
+        assert!((energy(&unclamped_frames) - energy(&rod)).abs() > 1e-6 * energy(&rod));
         let net: Vec3 = gradient(&rod).nodes.iter().sum();
         assert!(net.length() < 1e-12);
         // A straight unstressed rod has no energy whatever its orientation.

@@ -26,6 +26,21 @@ pub fn curvature(rod: &Rod, node: usize) -> Vec3 {
     2.0 / rod.node_length(node) * vector(relative)
 }
 
+/// `K` at a clamped end (body frame of the end segment's boundary node), with its length h/2.
+pub fn clamp_curvature(rod: &Rod, clamp: &crate::rod::Clamp) -> (Vec3, f64) {
+    use crate::rod::End;
+    let n = rod.segments();
+    let (relative, h) = match clamp.end {
+        End::First => (mul(conj(clamp.frame), rod.orientations[0]), rod.lengths[0]),
+        End::Last => (
+            mul(conj(rod.orientations[n - 1]), clamp.frame),
+            rod.lengths[n - 1],
+        ),
+    };
+    let length = 0.5 * h;
+    (2.0 / length * vector(relative), length)
+}
+
 /// Strain rates `(Γ̇ per segment, K̇ per interior node)` for node velocities `φ̇` and quaternion rates
 /// `ṗ`: `Γ̇ = ṗ̄ d p + p̄ ḋ p + p̄ d ṗ` (`d = Δφ / h`), `K̇ = (2/h̄) Im(ṗ̄_- p_+ + p̄_- ṗ_+)`; the time
 /// derivatives of the strains above, as Antman's dissipation needs them.
@@ -107,6 +122,7 @@ mod tests {
             lengths: vec![h; n],
             rest_curvature: vec![Vec3::ZERO; n - 1],
             stiffness,
+            clamps: Vec::new(),
         };
         assert!(shear_strain(&circle, 7).length() < 1e-14);
         let k = curvature(&circle, 5);
