@@ -9,6 +9,7 @@
 
 pub mod dissipation;
 pub mod dynamics;
+pub mod hessian;
 pub mod potential;
 pub mod quaternion;
 pub mod rod;
