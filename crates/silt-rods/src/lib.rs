@@ -13,5 +13,6 @@ pub mod hessian;
 pub mod potential;
 pub mod quaternion;
 pub mod rod;
+pub mod statics;
 pub mod strains;
 pub mod verlet;
