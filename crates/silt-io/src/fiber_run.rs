@@ -14,6 +14,7 @@ use crate::atomic::write_atomic;
 use crate::csv_series::CsvSeries;
 use crate::fiber_scene::FiberScene;
 use crate::pvd::PvdSeries;
+use crate::run_failure::{io_error, RunFailure};
 use crate::simulation::fingerprint;
 use crate::vtk::{write_vtp_polylines, ArrayData, DataArray};
 use glam::{DQuat, DVec3 as Vec3};
@@ -23,36 +24,7 @@ use silt_fibers::multipliers::ConstrainedMotion;
 use std::path::{Path, PathBuf};
 
 /// Why a fiber run stopped early.
-#[derive(Debug)]
-pub enum FiberRunError {
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    /// The step failed (singular constraints, non-finite positions): the message says where.
-    Diverged(String),
-    /// The checkpoint is missing, of another scene or unreadable (bad input: exit code 2).
-    Checkpoint(String),
-}
-
-impl std::fmt::Display for FiberRunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FiberRunError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            FiberRunError::Diverged(m) => write!(f, "{m}"),
-            FiberRunError::Checkpoint(m) => write!(f, "{m}"),
-        }
-    }
-}
-
-impl std::error::Error for FiberRunError {}
-
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> FiberRunError + '_ {
-    move |source| FiberRunError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
+pub type FiberRunError = RunFailure<String>;
 
 const CHECKPOINT_FORMAT: u32 = 1;
 const CHECKPOINT_KIND: &str = "silt-fibers";

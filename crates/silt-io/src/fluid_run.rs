@@ -19,6 +19,7 @@ use crate::checkpoint::read_checkpoint;
 use crate::csv_series::{format_f64, CsvSeries};
 use crate::fluid_scene::{FluidOutput, FluidScene, AXIS_NAMES, FACE_NAMES};
 use crate::pvd::PvdSeries;
+use crate::run_failure::{io_error, RunFailure};
 use crate::simulation::fingerprint;
 use crate::vtk::{write_vti, ArrayData, DataArray};
 use glam::DVec3;
@@ -32,35 +33,7 @@ use silt_fluid::{Boundary, Driving, Field, FluidError, FluidSolver, FluidState, 
 use std::path::{Path, PathBuf};
 
 /// Why a fluid run stopped early.
-#[derive(Debug)]
-pub enum FluidRunError {
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    Diverged(FluidError),
-    /// The checkpoint is missing parts, of another scene or unreadable (bad input: exit code 2).
-    Checkpoint(String),
-}
-
-impl std::fmt::Display for FluidRunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FluidRunError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            FluidRunError::Diverged(e) => write!(f, "{e}"),
-            FluidRunError::Checkpoint(m) => write!(f, "{m}"),
-        }
-    }
-}
-
-impl std::error::Error for FluidRunError {}
-
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> FluidRunError + '_ {
-    move |source| FluidRunError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
+pub type FluidRunError = RunFailure<FluidError>;
 
 const CHECKPOINT_FORMAT: u32 = 1;
 /// Marks a fluid checkpoint (particle checkpoints have none).

@@ -13,6 +13,7 @@ pub mod fluid_run;
 pub mod fluid_scene;
 pub mod placement;
 pub mod pvd;
+pub mod run_failure;
 pub mod scene;
 pub mod simulation;
 pub mod vtk;
