@@ -10,6 +10,7 @@
 pub mod dissipation;
 pub mod dynamics;
 pub mod hessian;
+pub mod jacobian;
 pub mod potential;
 pub mod quaternion;
 pub mod rod;
