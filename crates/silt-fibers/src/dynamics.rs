@@ -267,6 +267,12 @@ impl FiberSystem {
 
     /// Forces, multipliers and velocities at the current state (steps 1-4).
     pub fn motion(&self) -> Result<ConstrainedMotion, String> {
+        self.solve_motion().map(|(motion, _)| motion)
+    }
+
+    /// [`FiberSystem::motion`] with the constraint rows it was solved with (reused by the
+    /// diagnostics of a step instead of assembled again).
+    fn solve_motion(&self) -> Result<(ConstrainedMotion, ConstraintSystem), String> {
         let (forces, torques) = self.known_loads();
         let (flow_v, flow_w) = self.flow.at_beads(&self.fibers.positions);
         let ambient = (self.flow != AmbientFlow::Quiescent).then_some(Ambient {
@@ -286,6 +292,7 @@ impl FiberSystem {
             self.solver,
             Some(&self.last_multipliers),
         )
+        .map(|motion| (motion, system))
     }
 
     /// Advances by `dt` (steps 1-5) and returns the motion and diagnostics at the start of the step.
@@ -295,9 +302,9 @@ impl FiberSystem {
         dt: f64,
         integrator: &mut AdamsBashforth,
     ) -> Result<(ConstrainedMotion, Diagnostics), String> {
-        let motion = self.motion()?;
+        let (motion, system) = self.solve_motion()?;
         self.last_multipliers.clone_from(&motion.multipliers);
-        let diagnostics = self.diagnostics(&motion);
+        let diagnostics = self.diagnostics_with(&motion, &system);
         let spin_rates: Vec<DQuat> = self
             .orientations
             .iter()
@@ -371,6 +378,14 @@ impl FiberSystem {
 
     /// The diagnostics of `motion`, the motion at the current state.
     pub fn diagnostics(&self, motion: &ConstrainedMotion) -> Diagnostics {
+        self.diagnostics_with(motion, &self.constraint_system())
+    }
+
+    fn diagnostics_with(
+        &self,
+        motion: &ConstrainedMotion,
+        system: &ConstraintSystem,
+    ) -> Diagnostics {
         let y = &self.fibers.positions;
         let fibers = self.fibers.fibers();
         let end_to_end = fibers
@@ -380,8 +395,7 @@ impl FiberSystem {
             / fibers.len().max(1) as f64;
         let mean_velocity =
             motion.velocities.iter().sum::<Vec3>() / motion.velocities.len().max(1) as f64;
-        let residual = self
-            .constraint_system()
+        let residual = system
             .residual(&motion.velocities, &motion.angular_velocities)
             .into_iter()
             .fold(0.0, |m: f64, r| m.max(r.abs()));
