@@ -18,6 +18,7 @@
 
 use silt_core::Vec3;
 
+use crate::boundary::Boundary;
 use crate::dissipation::Damping;
 use crate::potential::gradient;
 use crate::quaternion::{conj, mul, pure, vector, Quat};
@@ -82,26 +83,60 @@ impl RodMotion {
     }
 }
 
-/// External loads: a uniform acceleration (gravity) and forces on single nodes.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Loads {
-    pub gravity: Vec3,
-    pub node_forces: Vec<(usize, Vec3)>,
+pub use crate::loads::Loads;
+
+/// Everything but the configuration: inertia, inner and outer damping, loads and supports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RodModel {
+    pub inertia: Inertia,
+    /// Antman's inner (Kelvin–Voigt) dissipation.
+    pub damping: Option<Damping>,
+    /// Linear drag rate ν (1/s) of a surrounding medium: `F = -ν m v`, `τ = -ν J Ω`.
+    pub drag: f64,
+    pub loads: Loads,
+    pub boundaries: Vec<Boundary>,
 }
 
-/// The accelerations `(v', Ω')` of the rod in `motion`.
-pub fn accelerations(
-    rod: &Rod,
-    motion: &RodMotion,
-    inertia: &Inertia,
-    damping: Option<&Damping>,
-    loads: &Loads,
-) -> (Vec<Vec3>, Vec<Vec3>) {
+impl RodModel {
+    /// No damping, loads or supports.
+    pub fn new(inertia: Inertia) -> Self {
+        RodModel {
+            inertia,
+            damping: None,
+            drag: 0.0,
+            loads: Loads::default(),
+            boundaries: Vec::new(),
+        }
+    }
+
+    /// The nodes held by supports.
+    pub fn held_nodes(&self, rod: &Rod) -> Vec<usize> {
+        self.boundaries
+            .iter()
+            .filter_map(|b| b.held_node(rod))
+            .collect()
+    }
+
+    /// Puts held nodes, their velocities and clamp frames where the supports have them at time t.
+    pub fn apply_boundaries(&self, rod: &mut Rod, motion: &mut RodMotion, t: f64) {
+        for boundary in &self.boundaries {
+            boundary.apply(rod, t);
+            if let Some(node) = boundary.held_node(rod) {
+                motion.velocities[node] = boundary.motion.velocity;
+            }
+        }
+    }
+}
+
+/// The accelerations `(v', Ω')` of the rod in `motion` (held nodes do not accelerate: their motion
+/// is prescribed at constant velocity).
+pub fn accelerations(rod: &Rod, motion: &RodMotion, model: &RodModel) -> (Vec<Vec3>, Vec<Vec3>) {
+    let inertia = &model.inertia;
     let elastic = gradient(rod);
     let mut node_forces: Vec<Vec3> = elastic.nodes.iter().map(|g| -*g).collect();
     let mut quaternion_forces: Vec<Quat> =
         elastic.orientations.iter().map(|g| g.map(|c| -c)).collect();
-    if let Some(damping) = damping {
+    if let Some(damping) = &model.damping {
         let rates = motion.quaternion_rates(rod);
         let viscous = damping.forces(rod, &motion.velocities, &rates);
         for (f, v) in node_forces.iter_mut().zip(&viscous.nodes) {
@@ -113,27 +148,29 @@ pub fn accelerations(
             }
         }
     }
-    for (j, f) in &loads.node_forces {
-        node_forces[*j] += *f;
-    }
-    let accelerations = node_forces
+    let external = model.loads.forces(rod, inertia, 1.0);
+    let mut accelerations: Vec<Vec3> = node_forces
         .iter()
-        .zip(&inertia.node_masses)
-        .map(|(f, m)| *f / *m + loads.gravity)
+        .zip(&external.nodes)
+        .zip(motion.velocities.iter().zip(&inertia.node_masses))
+        .map(|((f, e), (v, m))| (*f + *e) / *m - model.drag * *v)
         .collect();
+    for node in model.held_nodes(rod) {
+        accelerations[node] = Vec3::ZERO;
+    }
     let angular = rod
         .orientations
         .iter()
-        .zip(&quaternion_forces)
+        .zip(quaternion_forces.iter().zip(&external.torques))
         .zip(
             motion
                 .angular_velocities
                 .iter()
                 .zip(&inertia.segment_inertias),
         )
-        .map(|((p, g), (w, j))| {
-            let torque = 0.5 * vector(mul(conj(*p), *g));
-            (torque - w.cross(*j * *w)) / *j
+        .map(|((p, (g, external)), (w, j))| {
+            let torque = 0.5 * vector(mul(conj(*p), *g)) + *external;
+            (torque - w.cross(*j * *w)) / *j - model.drag * *w
         })
         .collect();
     (accelerations, angular)

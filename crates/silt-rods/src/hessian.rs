@@ -138,18 +138,36 @@ struct NodeTerm {
 
 /// The Hessian of V.
 pub fn hessian(rod: &Rod) -> Triplets {
+    let stiffness = rod.stiffness;
+    assemble(
+        rod,
+        stiffness.shear_extension,
+        stiffness.bending_torsion,
+        true,
+    )
+}
+
+/// `Bᵀ diag(h C_G, h̄ C_K) B` over the segments and interior nodes (no clamp terms, no second
+/// derivatives of the strains): the matrix of Antman's dissipation, `D = ½ ẏᵀ (…) ẏ`, whose viscous
+/// forces are `-(…) ẏ` for the moduli `C_G = C_Gᵛ`, `C_K = C_Kᵛ`.
+pub fn strain_gram(rod: &Rod, c_g: Vec3, c_k: Vec3) -> Triplets {
+    assemble(rod, c_g, c_k, false)
+}
+
+/// The Hessian (`full`: with the second derivatives of the strains and the clamp terms) or the
+/// Gauss–Newton part alone, for the moduli `c_g`, `c_k`.
+fn assemble(rod: &Rod, c_g: Vec3, c_k: Vec3, full: bool) -> Triplets {
     let n = rod.segments();
     let mut out = Triplets {
         size: unknowns(rod),
         entries: Vec::new(),
     };
-    let c_g = rod.stiffness.shear_extension;
-    let c_k = rod.stiffness.bending_torsion;
+    let m_scale = if full { 1.0 } else { 0.0 };
     for j in 0..n {
         let p = rod.orientations[j];
         let h = rod.lengths[j];
         let d = (rod.nodes[j + 1] - rod.nodes[j]) / h;
-        let m = c_g * shear_strain(rod, j);
+        let m = m_scale * (c_g * shear_strain(rod, j));
         // J_Γ with respect to d (3 x 3) and p (3 x 4).
         let mut jd = [[0.0; 3]; 3];
         let mut jp = [[0.0; 4]; 3];
@@ -212,11 +230,11 @@ pub fn hessian(rod: &Rod) -> Triplets {
             before: rod.orientations[j - 1],
             after_segment: Some(j),
             after: rod.orientations[j],
-            moment: c_k * (curvature(rod, j) - rod.rest_curvature[j - 1]),
+            moment: m_scale * (c_k * (curvature(rod, j) - rod.rest_curvature[j - 1])),
             length: rod.node_length(j),
         })
         .collect();
-    for clamp in &rod.clamps {
+    for clamp in rod.clamps.iter().filter(|_| full) {
         let (k, length) = clamp_curvature(rod, clamp);
         let moment = c_k * k;
         node_terms.push(match clamp.end {

@@ -143,7 +143,7 @@ pub fn jacobian(rod: &Rod, motion: &RodMotion, inertia: &Inertia) -> Triplets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dynamics::{accelerations, Loads};
+    use crate::dynamics::{accelerations, RodModel};
     use crate::quaternion::normalized;
     use crate::rod::{End, Stiffness};
     use rand::{Rng, SeedableRng};
@@ -159,7 +159,7 @@ mod tests {
         for (s, q) in motion.quaternion_rates(rod).iter().enumerate() {
             out[segment_index(s)..segment_index(s) + 4].copy_from_slice(q);
         }
-        let (a, alpha) = accelerations(rod, motion, inertia, None, &Loads::default());
+        let (a, alpha) = accelerations(rod, motion, &RodModel::new(inertia.clone()));
         for (j, v) in a.iter().enumerate() {
             out[nx + velocity_index(j)..nx + velocity_index(j) + 3].copy_from_slice(&v.to_array());
         }

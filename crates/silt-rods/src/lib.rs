@@ -7,12 +7,17 @@
 //! formula is polynomial in the unknowns (no roots, no trigonometric functions), as the seed requires
 //! of the right-hand side and its Jacobian.
 
+pub mod band;
+pub mod boundary;
 pub mod dissipation;
 pub mod dynamics;
 pub mod hessian;
+pub mod implicit;
 pub mod jacobian;
+pub mod loads;
 pub mod potential;
 pub mod quaternion;
+pub mod radau;
 pub mod rod;
 pub mod statics;
 pub mod strains;

@@ -11,8 +11,7 @@
 
 use silt_core::Vec3;
 
-use crate::dissipation::Damping;
-use crate::dynamics::{accelerations, Inertia, Loads, RodMotion};
+use crate::dynamics::{accelerations, RodModel, RodMotion};
 use crate::quaternion::{mul, normalized, Quat};
 use crate::rod::Rod;
 
@@ -36,17 +35,18 @@ fn drift(rod: &mut Rod, motion: &RodMotion, dt: f64) {
     }
 }
 
-/// One position-Verlet step of `dt`.
+/// One position-Verlet step of `dt` from time `t`; held nodes and clamp frames follow their
+/// supports.
 pub fn position_verlet_step(
     rod: &mut Rod,
     motion: &mut RodMotion,
-    inertia: &Inertia,
-    damping: Option<&Damping>,
-    loads: &Loads,
+    model: &RodModel,
+    t: f64,
     dt: f64,
 ) {
     drift(rod, motion, 0.5 * dt);
-    let (a, alpha) = accelerations(rod, motion, inertia, damping, loads);
+    model.apply_boundaries(rod, motion, t + 0.5 * dt);
+    let (a, alpha) = accelerations(rod, motion, model);
     for (v, a) in motion.velocities.iter_mut().zip(&a) {
         *v += dt * *a;
     }
@@ -54,12 +54,13 @@ pub fn position_verlet_step(
         *w += dt * *a;
     }
     drift(rod, motion, 0.5 * dt);
+    model.apply_boundaries(rod, motion, t + dt);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dynamics::{angular_momentum, kinetic_energy};
+    use crate::dynamics::{angular_momentum, kinetic_energy, Inertia};
     use crate::potential::energy;
     use crate::rod::Stiffness;
 
@@ -94,8 +95,9 @@ mod tests {
         let mut band: f64 = 0.0;
         let mut first_half: f64 = 0.0;
         let steps = 20_000;
+        let model = RodModel::new(inertia.clone());
         for step in 0..steps {
-            position_verlet_step(&mut rod, &mut motion, &inertia, None, &Loads::default(), dt);
+            position_verlet_step(&mut rod, &mut motion, &model, step as f64 * dt, dt);
             let error = (total(&rod, &motion) / e0 - 1.0).abs();
             band = band.max(error);
             if step < steps / 2 {

@@ -15,8 +15,8 @@ fn axial_stretch_is_f_l_over_e_a() {
     rod.clamp(End::First);
     let inertia = Inertia::circular(&rod, radius, 1000.0);
     let loads = Loads {
-        gravity: Vec3::ZERO,
         node_forces: vec![(19, Vec3::new(1.0, 0.0, 0.0))],
+        ..Loads::default()
     };
     let report = solve_static(&mut rod, &inertia, &loads, &[0], StaticOptions::default()).unwrap();
     let stretch = rod.nodes[19].x - 1.0;
@@ -32,8 +32,8 @@ fn cantilever(shear_factor: f64) -> (f64, silt_rods::statics::StaticReport) {
     rod.clamp(End::First);
     let inertia = Inertia::circular(&rod, radius, 5000.0);
     let loads = Loads {
-        gravity: Vec3::ZERO,
         node_forces: vec![(segments, Vec3::new(-15.0, 0.0, 0.0))],
+        ..Loads::default()
     };
     let report = solve_static(&mut rod, &inertia, &loads, &[0], StaticOptions::default()).unwrap();
     (-rod.nodes[segments].x, report)

@@ -4,7 +4,8 @@
 //! 0.044003 + 0.023767 = 0.067770 (issue 6: within 1 %).
 
 use silt_core::Vec3;
-use silt_rods::dynamics::{Inertia, Loads, RodMotion};
+use silt_rods::boundary::{Boundary, EndMotion, Support};
+use silt_rods::dynamics::{Inertia, Loads, RodModel, RodMotion};
 use silt_rods::rod::{End, Rod, Stiffness};
 use silt_rods::verlet::position_verlet_step;
 
@@ -14,15 +15,17 @@ fn damped_verlet_cantilever_reaches_the_timoshenko_deflection() {
     let (young, shear) = (1e6, 1e4);
     let stiffness = Stiffness::circular(radius, young, shear, 27.0 / 28.0);
     let mut rod = Rod::straight(segments, length, Vec3::ZERO, Vec3::Z, Vec3::X, stiffness).unwrap();
-    rod.clamp(End::First);
-    let inertia = Inertia::circular(&rod, radius, density);
+    let clamp = Boundary::new(&mut rod, End::First, Support::Clamped, EndMotion::default());
     let mut motion = RodMotion::rest(&rod);
     let force = 15.0;
-    let loads = Loads {
-        gravity: Vec3::ZERO,
-        node_forces: vec![(segments, Vec3::new(-force, 0.0, 0.0))],
+    let model = RodModel {
+        loads: Loads {
+            node_forces: vec![(segments, Vec3::new(-force, 0.0, 0.0))],
+            ..Loads::default()
+        },
+        boundaries: vec![clamp],
+        ..RodModel::new(Inertia::circular(&rod, radius, density))
     };
-    let clamp_position = rod.nodes[0];
     let dt = 1e-3;
     // A numerical damper as PyElastica's: velocities decay as exp(-nu t), nu near the first bending
     // frequency (0.69 rad/s) for the quickest approach to rest.
@@ -31,9 +34,7 @@ fn damped_verlet_cantilever_reaches_the_timoshenko_deflection() {
     let mut time = 0.0;
     let mut last_tip = f64::NAN;
     while time < 200.0 {
-        position_verlet_step(&mut rod, &mut motion, &inertia, None, &loads, dt);
-        rod.nodes[0] = clamp_position;
-        motion.velocities[0] = Vec3::ZERO;
+        position_verlet_step(&mut rod, &mut motion, &model, time, dt);
         for v in motion.velocities.iter_mut() {
             *v *= decay;
         }
