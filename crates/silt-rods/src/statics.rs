@@ -8,6 +8,11 @@
 //! H_φφ,   H_φθ = H_φp T,   H_θθ = Tᵀ H_pp T - ¼ (p · ∂V/∂p) I
 //! ```
 //!
+//! External loads enter as node forces F and body torques τ ([`crate::loads`]): `r_θ` gains `-τ`,
+//! and configuration-dependent loads (follower forces, dead torques) add `-(∂F/∂p) T` and
+//! `-(∂τ/∂p) T` to the (then unsymmetric) Newton matrix. Held nodes are those of the model's
+//! supports, placed where they are at `options.time` (prescribed motion: quasi-static paths).
+//!
 //! Loads are applied in equal increments (load stepping for large deflections), each solved to a
 //! relative residual `tolerance`; the step is halved when the residual grows.
 
@@ -15,8 +20,9 @@ use faer::linalg::solvers::Solve;
 use faer::Mat;
 use silt_core::Vec3;
 
-use crate::dynamics::{Inertia, Loads};
+use crate::dynamics::{RodModel, RodMotion};
 use crate::hessian::{hessian, node_index, segment_index, unknowns};
+use crate::loads::ExternalForces;
 use crate::potential::gradient;
 use crate::quaternion::{mul, normalized, pure, Quat};
 use crate::rod::Rod;
@@ -36,7 +42,10 @@ pub struct StaticReport {
 pub struct StaticOptions {
     pub load_steps: usize,
     pub tolerance: f64,
+    /// Newton steps allowed per load step.
     pub max_newton_steps: usize,
+    /// Time at which the supports are placed.
+    pub time: f64,
 }
 
 impl Default for StaticOptions {
@@ -47,6 +56,7 @@ impl Default for StaticOptions {
             // cantilever at N = 100, reached by quadratic convergence).
             tolerance: 1e-8,
             max_newton_steps: 50,
+            time: 0.0,
         }
     }
 }
@@ -55,83 +65,120 @@ fn tangent(p: Quat) -> [Quat; 3] {
     std::array::from_fn(|i| mul(p, pure(Vec3::AXES[i])).map(|c| 0.5 * c))
 }
 
-/// External node forces (gravity on the node masses, point forces) scaled by `factor`.
-fn external_forces(rod: &Rod, inertia: &Inertia, loads: &Loads, factor: f64) -> Vec<Vec3> {
-    let mut forces: Vec<Vec3> = inertia
-        .node_masses
-        .iter()
-        .map(|m| *m * loads.gravity * factor)
-        .collect();
-    for (j, f) in &loads.node_forces {
-        forces[*j] += *f * factor;
-    }
-    let _ = rod;
-    forces
-}
-
-/// Reduced residual (free nodes' 3, then every segment's 3) and its norm scale.
-fn reduced_residual(rod: &Rod, external: &[Vec3], free: &[usize]) -> Vec<f64> {
+/// Reduced residual: the free nodes' force balance, then every segment's torque balance.
+fn reduced_residual(rod: &Rod, external: &ExternalForces, free: &[usize]) -> Vec<f64> {
     let g = gradient(rod);
     let mut r = Vec::with_capacity(3 * free.len() + 3 * rod.segments());
     for &j in free {
-        r.extend((g.nodes[j] - external[j]).to_array());
+        r.extend((g.nodes[j] - external.nodes[j]).to_array());
     }
-    for (p, gp) in rod.orientations.iter().zip(&g.orientations) {
-        for t in tangent(*p) {
-            r.push(crate::quaternion::dot(t, *gp));
+    for ((p, gp), torque) in rod
+        .orientations
+        .iter()
+        .zip(&g.orientations)
+        .zip(&external.torques)
+    {
+        for (k, t) in tangent(*p).iter().enumerate() {
+            r.push(crate::quaternion::dot(*t, *gp) - torque[k]);
         }
     }
     r
 }
 
-/// Solves for the static equilibrium under `loads`, the nodes `fixed` held in place.
+/// Solves for the static equilibrium of `rod` under the model's loads, its supports holding their
+/// nodes (and clamp frames) as at `options.time`.
 pub fn solve_static(
     rod: &mut Rod,
-    inertia: &Inertia,
-    loads: &Loads,
-    fixed: &[usize],
+    model: &RodModel,
     options: StaticOptions,
 ) -> Result<StaticReport, String> {
+    let mut motion = RodMotion::rest(rod);
+    model.apply_boundaries(rod, &mut motion, options.time);
+    let fixed = model.held_nodes(rod);
     let free: Vec<usize> = (0..rod.nodes.len())
         .filter(|j| !fixed.contains(j))
         .collect();
-    let full_external = external_forces(rod, inertia, loads, 1.0);
-    let load_scale = full_external
+    let forces = |rod: &Rod, factor: f64| model.loads.forces(rod, &model.inertia, factor);
+    // Residuals in force units: torques divided by the rod's length.
+    let length: f64 = rod.lengths.iter().sum();
+    let norm = |r: &[f64]| -> f64 {
+        let (forces, torques) = r.split_at(3 * free.len());
+        (forces.iter().map(|x| x * x).sum::<f64>()
+            + torques.iter().map(|x| x * x).sum::<f64>() / (length * length))
+            .sqrt()
+    };
+    // Corrections in length units: rotations times the rod's length.
+    let step_norm = |d: &[f64]| -> f64 {
+        let (moves, turns) = d.split_at(3 * free.len());
+        (moves.iter().map(|x| x * x).sum::<f64>()
+            + turns.iter().map(|x| x * x).sum::<f64>() * length * length)
+            .sqrt()
+    };
+    let full = forces(rod, 1.0);
+    let load_scale = full
+        .nodes
         .iter()
         .map(|f| f.length())
+        .chain(full.torques.iter().map(|t| t.length() / length))
         .fold(0.0, f64::max)
         .max(1e-300);
     let mut newton_steps = 0;
     let mut residual = f64::INFINITY;
+    let mut previous: Option<Rod> = None;
     for step in 1..=options.load_steps {
         let factor = step as f64 / options.load_steps as f64;
-        let external = external_forces(rod, inertia, loads, factor);
+        // Secant predictor along the load path: the last increment repeated (positions added,
+        // rotations composed), so Newton starts near the next equilibrium.
+        let converged = rod.clone();
+        if let Some(before) = previous.take() {
+            for ((x, x_before), held) in rod.nodes.iter_mut().zip(&before.nodes).zip(0..) {
+                if !fixed.contains(&held) {
+                    *x += *x - *x_before;
+                }
+            }
+            for (p, p_before) in rod.orientations.iter_mut().zip(&before.orientations) {
+                *p = normalized(mul(*p, mul(crate::quaternion::conj(*p_before), *p)));
+            }
+        }
+        previous = Some(converged);
+        let mut steps_at_this_load = 0;
         loop {
-            let r = reduced_residual(rod, &external, &free);
-            residual = r.iter().map(|x| x * x).sum::<f64>().sqrt() / load_scale;
+            let r = reduced_residual(rod, &forces(rod, factor), &free);
+            residual = norm(&r) / load_scale;
             if residual < options.tolerance {
                 break;
             }
-            if newton_steps >= options.max_newton_steps {
+            if steps_at_this_load >= options.max_newton_steps {
                 return Err(format!(
-                    "the static solve did not converge in {newton_steps} Newton steps (residual \
-                     {residual:e} at load {factor}); use more load steps"
+                    "the static solve did not converge in {steps_at_this_load} Newton steps \
+                     (residual {residual:e} at load {factor}); use more load steps"
                 ));
             }
             newton_steps += 1;
-            let delta = newton_direction(rod, &free, &r)?;
-            // Halve the step while the residual grows (a simple line search).
-            let mut length = 1.0;
+            steps_at_this_load += 1;
+            let lu = newton_matrix(rod, model, factor, &free).partial_piv_lu();
+            let delta = solve(&lu, &r)?;
+            let delta_norm = step_norm(&delta);
+            // Damped Newton with Deuflhard's natural monotonicity test: a step of length λ is
+            // taken when the next simplified correction (same matrix) shrinks, |Δ̄| <= (1 - λ/4)
+            // |Δ|. Unlike the residual, this measure does not mix stiff and soft directions.
+            let mut lambda = 1.0;
             let start = rod.clone();
             loop {
                 *rod = start.clone();
-                apply(rod, &free, &delta, length);
-                let trial = reduced_residual(rod, &external, &free);
-                let trial_norm = trial.iter().map(|x| x * x).sum::<f64>().sqrt() / load_scale;
-                if trial_norm < residual || length < 1e-4 {
+                apply(rod, &free, &delta, lambda);
+                let trial = reduced_residual(rod, &forces(rod, factor), &free);
+                let simplified = solve(&lu, &trial).map(|d| step_norm(&d));
+                if matches!(simplified, Ok(n) if n <= (1.0 - 0.25 * lambda) * delta_norm) {
                     break;
                 }
-                length *= 0.5;
+                if lambda < 1e-4 {
+                    return Err(format!(
+                        "the static solve stalled at load {factor} (residual {residual:e}); use \
+                         more load steps"
+                    ));
+                }
+                lambda *= 0.5;
             }
         }
     }
@@ -140,6 +187,17 @@ pub fn solve_static(
         load_steps: options.load_steps,
         residual,
     })
+}
+
+/// `H⁻¹ (-r)` with the factorised Newton matrix.
+fn solve(lu: &faer::linalg::solvers::PartialPivLu<f64>, r: &[f64]) -> Result<Vec<f64>, String> {
+    let rhs = Mat::<f64>::from_fn(r.len(), 1, |i, _| -r[i]);
+    let x = lu.solve(&rhs);
+    let delta: Vec<f64> = (0..r.len()).map(|i| x[(i, 0)]).collect();
+    if delta.iter().any(|v| !v.is_finite()) {
+        return Err("the Newton system is singular (is the rod held against rigid motion?)".into());
+    }
+    Ok(delta)
 }
 
 fn apply(rod: &mut Rod, free: &[usize], delta: &[f64], length: f64) {
@@ -153,8 +211,8 @@ fn apply(rod: &mut Rod, free: &[usize], delta: &[f64], length: f64) {
     }
 }
 
-/// Solves the reduced Newton system `H Δ = -r`.
-fn newton_direction(rod: &Rod, free: &[usize], r: &[f64]) -> Result<Vec<f64>, String> {
+/// `∂r/∂(φ_free, θ)`.
+fn newton_matrix(rod: &Rod, model: &RodModel, factor: f64, free: &[usize]) -> Mat<f64> {
     let size = unknowns(rod);
     let mut full = vec![0.0; size * size];
     for &(i, j, v) in &hessian(rod).entries {
@@ -184,20 +242,103 @@ fn newton_direction(rod: &Rod, free: &[usize], r: &[f64]) -> Result<Vec<f64>, St
         sum
     });
     let mut h = h;
-    // The curvature of p(θ): -¼ (p · ∂V/∂p) on each segment's diagonal.
+    // The turning of T = ½ p e_k with θ: ∂(Tᵀ g)_k/∂θ_m gains ¼ ⟨p e_m e_k, g⟩ =
+    // -¼ δ_mk (p · g) + ½ ε_mkl (Tᵀ g)_l.
     let offset = 3 * free.len();
     for (s, (p, gp)) in rod.orientations.iter().zip(&g.orientations).enumerate() {
         let radial = crate::quaternion::dot(*p, *gp);
-        for a in 0..3 {
-            h[(offset + 3 * s + a, offset + 3 * s + a)] -= 0.25 * radial;
+        let moment: Vec<f64> = tangent(*p)
+            .iter()
+            .map(|t| crate::quaternion::dot(*t, *gp))
+            .collect();
+        for k in 0..3 {
+            h[(offset + 3 * s + k, offset + 3 * s + k)] -= 0.25 * radial;
+            // ε_mkl with m = k+1, l = k+2 (cyclic) is -1; with m = k+2, l = k+1 it is +1.
+            let (next, after) = ((k + 1) % 3, (k + 2) % 3);
+            h[(offset + 3 * s + k, offset + 3 * s + next)] -= 0.5 * moment[after];
+            h[(offset + 3 * s + k, offset + 3 * s + after)] += 0.5 * moment[next];
         }
     }
-    let rhs = Mat::<f64>::from_fn(reduced, 1, |i, _| -r[i]);
-    let lu = h.partial_piv_lu();
-    let x = lu.solve(&rhs);
-    let delta: Vec<f64> = (0..reduced).map(|i| x[(i, 0)]).collect();
-    if delta.iter().any(|v| !v.is_finite()) {
-        return Err("the Newton system is singular (is the rod held against rigid motion?)".into());
+    // Configuration-dependent loads: -(∂F/∂p) T on free nodes' rows, -(∂τ/∂p) T on the segment's.
+    let (force_terms, torque_terms) = model.loads.derivatives(rod);
+    for (node, segment, derivative) in force_terms {
+        if let Some(k) = free.iter().position(|&j| j == node) {
+            let t = tangent(rod.orientations[segment]);
+            for a in 0..3 {
+                for (m, tm) in t.iter().enumerate() {
+                    let d: f64 = (0..4).map(|c| derivative[c][a] * tm[c]).sum();
+                    h[(3 * k + a, offset + 3 * segment + m)] -= factor * d;
+                }
+            }
+        }
     }
-    Ok(delta)
+    for (segment, derivative) in torque_terms {
+        let t = tangent(rod.orientations[segment]);
+        for a in 0..3 {
+            for (m, tm) in t.iter().enumerate() {
+                let d: f64 = (0..4).map(|c| derivative[c][a] * tm[c]).sum();
+                h[(offset + 3 * segment + a, offset + 3 * segment + m)] -= factor * d;
+            }
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boundary::{Boundary, EndMotion, Support};
+    use crate::dynamics::Inertia;
+    use crate::loads::{EndLoad, Loads};
+    use crate::rod::{rotation, End, Stiffness};
+
+    /// The Newton matrix equals differences of the reduced residual, for a bent rod under an end
+    /// force and a dead couple, away from equilibrium.
+    #[test]
+    fn newton_matrix_matches_differences_of_the_residual() {
+        let stiffness = Stiffness::circular(0.05, 1e3, 4e2, 0.9);
+        let mut rod = Rod::straight(4, 1.0, Vec3::ZERO, Vec3::X, Vec3::Y, stiffness).unwrap();
+        let clamp = Boundary::new(&mut rod, End::First, Support::Clamped, EndMotion::default());
+        let model = RodModel {
+            loads: Loads {
+                end_loads: vec![EndLoad {
+                    end: End::Last,
+                    force: Vec3::new(0.01, 0.02, -0.01),
+                    torque: Vec3::new(0.003, -0.002, 0.001),
+                    follower: false,
+                }],
+                ..Loads::default()
+            },
+            boundaries: vec![clamp],
+            ..RodModel::new(Inertia::circular(&rod, 0.05, 1000.0))
+        };
+        for (j, p) in rod.orientations.iter_mut().enumerate() {
+            *p = mul(rotation(Vec3::new(0.2, 1.0, 0.3), 0.01 * j as f64), *p);
+        }
+        let free: Vec<usize> = (1..5).collect();
+        let h = newton_matrix(&rod, &model, 1.0, &free);
+        let residual = |delta: &[f64]| {
+            let mut r = rod.clone();
+            apply(&mut r, &free, delta, 1.0);
+            reduced_residual(&r, &model.loads.forces(&r, &model.inertia, 1.0), &free)
+        };
+        let size = 3 * free.len() + 3 * rod.segments();
+        let eps = 1e-6;
+        let mut worst: f64 = 0.0;
+        for col in 0..size {
+            let mut delta = vec![0.0; size];
+            delta[col] = eps;
+            let plus = residual(&delta);
+            delta[col] = -eps;
+            let minus = residual(&delta);
+            for row in 0..size {
+                let fd = (plus[row] - minus[row]) / (2.0 * eps);
+                worst = worst.max((fd - h[(row, col)]).abs());
+                if (fd - h[(row, col)]).abs() > 1e-4 {
+                    eprintln!("({row}, {col}): {fd} vs {}", h[(row, col)]);
+                }
+            }
+        }
+        assert!(worst < 1e-4, "{worst}");
+    }
 }

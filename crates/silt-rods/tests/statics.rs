@@ -3,22 +3,36 @@
 //! in the unshearable limit 0.044003 (shear stiffness raised a thousandfold).
 
 use silt_core::Vec3;
-use silt_rods::dynamics::{Inertia, Loads};
+use silt_rods::boundary::{Boundary, EndMotion, Support};
+use silt_rods::dynamics::{Inertia, Loads, RodModel};
+use silt_rods::loads::EndLoad;
 use silt_rods::rod::{End, Rod, Stiffness};
 use silt_rods::statics::{solve_static, StaticOptions};
+
+/// The first end clamped, density 1000.
+fn clamped(rod: &mut Rod, radius: f64, loads: Loads) -> RodModel {
+    let clamp = Boundary::new(rod, End::First, Support::Clamped, EndMotion::default());
+    RodModel {
+        loads,
+        boundaries: vec![clamp],
+        ..RodModel::new(Inertia::circular(rod, radius, 1000.0))
+    }
+}
 
 #[test]
 fn axial_stretch_is_f_l_over_e_a() {
     let (radius, young) = (0.025, 1e4);
     let stiffness = Stiffness::circular(radius, young, young / 3.0, 1.0);
     let mut rod = Rod::straight(19, 1.0, Vec3::ZERO, Vec3::X, Vec3::Y, stiffness).unwrap();
-    rod.clamp(End::First);
-    let inertia = Inertia::circular(&rod, radius, 1000.0);
-    let loads = Loads {
-        node_forces: vec![(19, Vec3::new(1.0, 0.0, 0.0))],
-        ..Loads::default()
-    };
-    let report = solve_static(&mut rod, &inertia, &loads, &[0], StaticOptions::default()).unwrap();
+    let model = clamped(
+        &mut rod,
+        radius,
+        Loads {
+            node_forces: vec![(19, Vec3::new(1.0, 0.0, 0.0))],
+            ..Loads::default()
+        },
+    );
+    let report = solve_static(&mut rod, &model, StaticOptions::default()).unwrap();
     let stretch = rod.nodes[19].x - 1.0;
     let expected = 1.0 / (young * std::f64::consts::PI * radius * radius);
     eprintln!("stretch {stretch} vs {expected}, {report:?}");
@@ -29,13 +43,15 @@ fn cantilever(shear_factor: f64) -> (f64, silt_rods::statics::StaticReport) {
     let (segments, length, radius) = (100, 3.0, 0.25);
     let stiffness = Stiffness::circular(radius, 1e6, 1e4 * shear_factor, 27.0 / 28.0);
     let mut rod = Rod::straight(segments, length, Vec3::ZERO, Vec3::Z, Vec3::X, stiffness).unwrap();
-    rod.clamp(End::First);
-    let inertia = Inertia::circular(&rod, radius, 5000.0);
-    let loads = Loads {
-        node_forces: vec![(segments, Vec3::new(-15.0, 0.0, 0.0))],
-        ..Loads::default()
-    };
-    let report = solve_static(&mut rod, &inertia, &loads, &[0], StaticOptions::default()).unwrap();
+    let model = clamped(
+        &mut rod,
+        radius,
+        Loads {
+            node_forces: vec![(segments, Vec3::new(-15.0, 0.0, 0.0))],
+            ..Loads::default()
+        },
+    );
+    let report = solve_static(&mut rod, &model, StaticOptions::default()).unwrap();
     (-rod.nodes[segments].x, report)
 }
 
@@ -56,4 +72,78 @@ fn timoshenko_cantilever_by_the_static_solver() {
         100.0 * (tip / expected - 1.0)
     );
     assert!((tip / expected - 1.0).abs() < 0.01);
+}
+
+/// A clamped rod under an end couple M bends into a circular arc of radius R = EI/M. Here M rolls
+/// it into a half circle (L/R = π, large rotations, in load steps), dead or follower (a couple about
+/// the normal of the plane of bending turns with the tip, so both give the arc).
+///
+/// The discrete rod's exact answer is a polygon: the moment a bending node passes on is
+/// `EI cos(Δθ/2) (2/h̄) sin(Δθ/2)`, so interior nodes turn by `Δθ = asin(M h / EI)` and the clamp's
+/// half-length node by `asin(M h / (2 EI))`; no force, so no stretch. The solver must meet that
+/// polygon to the Newton tolerance, and the polygon the continuum arc to O(h²).
+#[test]
+fn end_couple_rolls_the_rod_into_an_arc() {
+    let (segments, length, radius, young) = (50, 1.0, 0.01, 1e7);
+    let stiffness = Stiffness::circular(radius, young, young / 3.0, 0.9);
+    let bending = stiffness.bending_torsion.x;
+    let moment = std::f64::consts::PI * bending / length;
+    let bending_radius = bending / moment;
+    let h = length / segments as f64;
+    let clamp_turn = (moment * h / (2.0 * bending)).asin();
+    let node_turn = (moment * h / bending).asin();
+    let polygon_tip: Vec3 = (0..segments)
+        .map(|j| {
+            let angle = clamp_turn + j as f64 * node_turn;
+            h * Vec3::new(angle.cos(), 0.0, angle.sin())
+        })
+        .sum();
+    let angle = length / bending_radius;
+    let arc_tip = bending_radius * Vec3::new(angle.sin(), 0.0, 1.0 - angle.cos());
+    // The rod along x, d1 = y: a couple about -d1 (world -y) bends it up in the xz plane.
+    for follower in [false, true] {
+        let mut rod =
+            Rod::straight(segments, length, Vec3::ZERO, Vec3::X, Vec3::Y, stiffness).unwrap();
+        let torque = if follower {
+            Vec3::new(-moment, 0.0, 0.0)
+        } else {
+            Vec3::new(0.0, -moment, 0.0)
+        };
+        let model = clamped(
+            &mut rod,
+            radius,
+            Loads {
+                end_loads: vec![EndLoad {
+                    end: End::Last,
+                    force: Vec3::ZERO,
+                    torque,
+                    follower,
+                }],
+                ..Loads::default()
+            },
+        );
+        let report = solve_static(
+            &mut rod,
+            &model,
+            StaticOptions {
+                load_steps: 16,
+                ..StaticOptions::default()
+            },
+        )
+        .unwrap();
+        let tip = rod.nodes[segments];
+        eprintln!(
+            "follower {follower}: tip {tip}; from the discrete polygon {:e} R, from the arc {:e} R; {report:?}",
+            (tip - polygon_tip).length() / bending_radius,
+            (tip - arc_tip).length() / bending_radius
+        );
+        assert!(
+            (tip - polygon_tip).length() < 1e-7 * bending_radius,
+            "{tip} vs {polygon_tip}"
+        );
+        assert!(
+            (tip - arc_tip).length() < 5e-3 * bending_radius,
+            "{tip} vs {arc_tip}"
+        );
+    }
 }
