@@ -14,7 +14,7 @@ use silt_core::Vec3;
 use crate::potential::{generalized_forces, Gradient};
 use crate::quaternion::Quat;
 use crate::rod::Rod;
-use crate::strains::strain_rates;
+use crate::strains::{strain_rates, strain_rates_into};
 
 /// Diagonal viscosity matrices in the body frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -54,6 +54,25 @@ impl Damping {
             .map(|(k, r)| 0.5 * rod.node_length(k + 1) * r.dot(self.bending_torsion * *r))
             .sum();
         segments + nodes
+    }
+
+    /// The viscous stresses `C_Gᵛ Γ̇` and moments `C_Kᵛ K̇` (their inner loads, through
+    /// [`crate::potential::add_inner_loads`], are the viscous forces).
+    pub fn viscous_stresses(
+        &self,
+        rod: &Rod,
+        velocities: &[Vec3],
+        rates: &[Quat],
+        stresses: &mut [Vec3],
+        moments: &mut [Vec3],
+    ) {
+        strain_rates_into(rod, velocities, rates, stresses, moments);
+        for g in stresses.iter_mut() {
+            *g *= self.shear_extension;
+        }
+        for k in moments.iter_mut() {
+            *k *= self.bending_torsion;
+        }
     }
 
     /// The viscous generalised forces `-∂D/∂(φ̇, ṗ)`.

@@ -20,8 +20,8 @@ use silt_core::Vec3;
 
 use crate::boundary::Boundary;
 use crate::dissipation::Damping;
-use crate::potential::gradient;
-use crate::quaternion::{conj, mul, pure, vector, Quat};
+use crate::potential::{add_elastic_loads, add_inner_loads, strain_scales};
+use crate::quaternion::{mul, mul_pure, pure, Quat};
 use crate::rod::Rod;
 
 /// Lumped masses and rotational inertias.
@@ -128,52 +128,114 @@ impl RodModel {
     }
 }
 
+/// Scratch buffers of the force evaluation, reused from step to step.
+#[derive(Clone, Debug, Default)]
+pub struct Workspace {
+    /// Node forces (world) and segment couples (body), all contributions.
+    forces: Vec<Vec3>,
+    torques: Vec<Vec3>,
+    /// Viscous stresses and moments.
+    stresses: Vec<Vec3>,
+    moments: Vec<Vec3>,
+    rates: Vec<Quat>,
+    /// Constant factors: `1/h`, `2/h̄`, `1/m`, `1/J` (see [`Workspace::prepare`]).
+    inverse_lengths: Vec<f64>,
+    curvature_scales: Vec<f64>,
+    inverse_masses: Vec<f64>,
+    inverse_inertias: Vec<Vec3>,
+}
+
+impl Workspace {
+    /// Computes the constant factors of `rod` and `model`; call again whenever their reference
+    /// lengths, masses or inertias change.
+    pub fn prepare(&mut self, rod: &Rod, model: &RodModel) {
+        let (inverse_lengths, curvature_scales) = strain_scales(rod);
+        self.inverse_lengths = inverse_lengths;
+        self.curvature_scales = curvature_scales;
+        self.inverse_masses = model.inertia.node_masses.iter().map(|m| 1.0 / m).collect();
+        self.inverse_inertias = model
+            .inertia
+            .segment_inertias
+            .iter()
+            .map(|j| j.recip())
+            .collect();
+    }
+}
+
 /// The accelerations `(v', Ω')` of the rod in `motion` (held nodes do not accelerate: their motion
 /// is prescribed at constant velocity).
 pub fn accelerations(rod: &Rod, motion: &RodMotion, model: &RodModel) -> (Vec<Vec3>, Vec<Vec3>) {
-    let inertia = &model.inertia;
-    let elastic = gradient(rod);
-    let mut node_forces: Vec<Vec3> = elastic.nodes.iter().map(|g| -*g).collect();
-    let mut quaternion_forces: Vec<Quat> =
-        elastic.orientations.iter().map(|g| g.map(|c| -c)).collect();
-    if let Some(damping) = &model.damping {
-        let rates = motion.quaternion_rates(rod);
-        let viscous = damping.forces(rod, &motion.velocities, &rates);
-        for (f, v) in node_forces.iter_mut().zip(&viscous.nodes) {
-            *f += *v;
-        }
-        for (f, v) in quaternion_forces.iter_mut().zip(&viscous.orientations) {
-            for c in 0..4 {
-                f[c] += v[c];
-            }
-        }
-    }
-    let external = model.loads.forces(rod, inertia, 1.0);
-    let mut accelerations: Vec<Vec3> = node_forces
-        .iter()
-        .zip(&external.nodes)
-        .zip(motion.velocities.iter().zip(&inertia.node_masses))
-        .map(|((f, e), (v, m))| (*f + *e) / *m - model.drag * *v)
-        .collect();
-    for node in model.held_nodes(rod) {
-        accelerations[node] = Vec3::ZERO;
-    }
-    let angular = rod
-        .orientations
-        .iter()
-        .zip(quaternion_forces.iter().zip(&external.torques))
-        .zip(
-            motion
-                .angular_velocities
-                .iter()
-                .zip(&inertia.segment_inertias),
-        )
-        .map(|((p, (g, external)), (w, j))| {
-            let torque = 0.5 * vector(mul(conj(*p), *g)) + *external;
-            (torque - w.cross(*j * *w)) / *j - model.drag * *w
-        })
-        .collect();
+    let mut accelerations = vec![Vec3::ZERO; rod.nodes.len()];
+    let mut angular = vec![Vec3::ZERO; rod.segments()];
+    let mut work = Workspace::default();
+    work.prepare(rod, model);
+    accelerations_into(
+        rod,
+        motion,
+        model,
+        &mut work,
+        &mut accelerations,
+        &mut angular,
+    );
     (accelerations, angular)
+}
+
+/// [`accelerations`] into `accelerations` and `angular`, with scratch space `work` (prepared for this
+/// rod and model; no allocation once the buffers have their sizes).
+pub fn accelerations_into(
+    rod: &Rod,
+    motion: &RodMotion,
+    model: &RodModel,
+    work: &mut Workspace,
+    accelerations: &mut [Vec3],
+    angular: &mut [Vec3],
+) {
+    let n = rod.segments();
+    let inertia = &model.inertia;
+    let forces = &mut work.forces;
+    let torques = &mut work.torques;
+    forces.clear();
+    forces.resize(n + 1, Vec3::ZERO);
+    torques.clear();
+    torques.resize(n, Vec3::ZERO);
+    add_elastic_loads(
+        rod,
+        (&work.inverse_lengths, &work.curvature_scales),
+        forces,
+        torques,
+    );
+    if let Some(damping) = &model.damping {
+        work.rates.clear();
+        work.rates.extend(
+            rod.orientations
+                .iter()
+                .zip(&motion.angular_velocities)
+                .map(|(p, w)| mul_pure(*p, *w).map(|c| 0.5 * c)),
+        );
+        work.stresses.resize(n, Vec3::ZERO);
+        work.moments.resize(n.saturating_sub(1), Vec3::ZERO);
+        damping.viscous_stresses(
+            rod,
+            &motion.velocities,
+            &work.rates,
+            &mut work.stresses,
+            &mut work.moments,
+        );
+        add_inner_loads(rod, &work.stresses, &work.moments, forces, torques);
+    }
+    model.loads.add_forces(rod, inertia, 1.0, forces, torques);
+    for j in 0..=n {
+        accelerations[j] = forces[j] * work.inverse_masses[j] - model.drag * motion.velocities[j];
+    }
+    for boundary in &model.boundaries {
+        if let Some(node) = boundary.held_node(rod) {
+            accelerations[node] = Vec3::ZERO;
+        }
+    }
+    for s in 0..n {
+        let (w, j) = (motion.angular_velocities[s], inertia.segment_inertias[s]);
+        angular[s] = (torques[s] - w.cross(j * w)) * work.inverse_inertias[s] - model.drag * w;
+    }
 }
 
 /// Kinetic energy `Σ ½ m v² + Σ ½ Ωᵀ J Ω`.

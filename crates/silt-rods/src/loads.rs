@@ -66,12 +66,28 @@ impl Loads {
 
     /// The external forces on `rod`, all scaled by `factor` (load stepping).
     pub fn forces(&self, rod: &Rod, inertia: &Inertia, factor: f64) -> ExternalForces {
-        let n = rod.segments();
-        let mut nodes: Vec<Vec3> = inertia
-            .node_masses
-            .iter()
-            .map(|m| *m * self.gravity * factor)
-            .collect();
+        let mut out = ExternalForces {
+            nodes: vec![Vec3::ZERO; rod.nodes.len()],
+            torques: vec![Vec3::ZERO; rod.segments()],
+        };
+        self.add_forces(rod, inertia, factor, &mut out.nodes, &mut out.torques);
+        out
+    }
+
+    /// Adds the external node forces and body torques into `nodes` and `torques`.
+    pub fn add_forces(
+        &self,
+        rod: &Rod,
+        inertia: &Inertia,
+        factor: f64,
+        nodes: &mut [Vec3],
+        torques: &mut [Vec3],
+    ) {
+        if self.gravity != Vec3::ZERO {
+            for (f, m) in nodes.iter_mut().zip(&inertia.node_masses) {
+                *f += *m * self.gravity * factor;
+            }
+        }
         if self.distributed_force != Vec3::ZERO {
             for (j, h) in rod.lengths.iter().enumerate() {
                 let half = 0.5 * h * factor * self.distributed_force;
@@ -82,7 +98,6 @@ impl Loads {
         for (j, f) in &self.node_forces {
             nodes[*j] += *f * factor;
         }
-        let mut torques = vec![Vec3::ZERO; n];
         for load in &self.end_loads {
             let (node, segment) = end_indices(rod, load.end);
             let p = rod.orientations[segment];
@@ -94,7 +109,6 @@ impl Loads {
                 torques[segment] += factor * to_body(p, load.torque);
             }
         }
-        ExternalForces { nodes, torques }
     }
 
     /// The configuration-dependent parts' derivatives with respect to the end segments' quaternion

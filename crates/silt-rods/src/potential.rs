@@ -17,13 +17,13 @@
 
 use silt_core::Vec3;
 
-use crate::quaternion::{mul, pure, to_world, Quat};
+use crate::quaternion::{conj, mul, mul_pure, pure_mul, to_body, to_world, Quat};
 use crate::rod::End;
 use crate::rod::Rod;
 use crate::strains::{clamp_curvature, curvature, shear_strain};
 
 /// `∂V/∂φ` per node and `∂V/∂p` per segment.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Gradient {
     pub nodes: Vec<Vec3>,
     pub orientations: Vec<Quat>,
@@ -63,27 +63,15 @@ fn add(a: &mut Quat, b: Quat, scale: f64) {
 }
 
 /// The gradient of V (the negative generalised elastic forces): [`generalized_forces`] of the
-/// stresses `m = C_G Γ` and moments `w = C_K (K - K0)`.
+/// stresses `m = C_G Γ` and moments `w = C_K (K - K0)`, plus the clamps (a node between the fixed
+/// frame and the end segment; the frame does not move).
 pub fn gradient(rod: &Rod) -> Gradient {
-    let c_g = rod.stiffness.shear_extension;
-    let c_k = rod.stiffness.bending_torsion;
-    let stresses: Vec<Vec3> = (0..rod.segments())
-        .map(|j| c_g * shear_strain(rod, j))
-        .collect();
-    let moments: Vec<Vec3> = (1..rod.segments())
-        .map(|j| c_k * (curvature(rod, j) - rod.rest_curvature[j - 1]))
-        .collect();
-    let mut g = generalized_forces(rod, &stresses, &moments);
-    // Clamps: as a node between the fixed frame and the end segment (the frame does not move).
     let n = rod.segments();
-    for clamp in &rod.clamps {
-        let (k, _) = clamp_curvature(rod, clamp);
-        let w = c_k * k;
-        match clamp.end {
-            End::First => add(&mut g.orientations[0], mul(clamp.frame, pure(w)), 2.0),
-            End::Last => add(&mut g.orientations[n - 1], mul(clamp.frame, pure(w)), -2.0),
-        }
-    }
+    let mut stresses = vec![Vec3::ZERO; n];
+    let mut moments = vec![Vec3::ZERO; n.saturating_sub(1)];
+    elastic_stresses(rod, &mut stresses, &mut moments);
+    let mut g = generalized_forces(rod, &stresses, &moments);
+    add_clamp_gradient(rod, &mut g);
     g
 }
 
@@ -93,38 +81,188 @@ pub fn gradient(rod: &Rod) -> Gradient {
 /// and Antman's dissipation both go through it.
 pub fn generalized_forces(rod: &Rod, stresses: &[Vec3], moments: &[Vec3]) -> Gradient {
     let n = rod.segments();
-    let mut nodes = vec![Vec3::ZERO; n + 1];
-    let mut orientations = vec![[0.0; 4]; n];
+    let mut out = Gradient {
+        nodes: vec![Vec3::ZERO; n + 1],
+        orientations: vec![[0.0; 4]; n],
+    };
+    add_generalized_forces(rod, stresses, moments, &mut out);
+    out
+}
+
+/// Adds [`generalized_forces`] into `out` (no allocation; the explicit integrator's hot path).
+/// Each node and segment entry is written once, from running neighbour terms.
+pub fn add_generalized_forces(rod: &Rod, stresses: &[Vec3], moments: &[Vec3], out: &mut Gradient) {
+    let n = rod.segments();
+    // Nodes: the force of the segment before minus that of the segment after.
+    let mut before = Vec3::ZERO;
+    for j in 0..=n {
+        let after = if j < n {
+            to_world(rod.orientations[j], stresses[j])
+        } else {
+            Vec3::ZERO
+        };
+        out.nodes[j] += before - after;
+        before = after;
+    }
+    // Segments: ∂/∂p of h mᵀΓ, -2 h d p m = -2 (φ_b - φ_a) p m; the node before (moment w, p_+ = p)
+    // gives 2 p_- w, the node after (p_- = p) gives -2 p_+ w.
     for j in 0..n {
         let p = rod.orientations[j];
-        let h = rod.lengths[j];
+        let chord = rod.nodes[j + 1] - rod.nodes[j];
+        let mut q = mul_pure(pure_mul(chord, p), stresses[j]).map(|c| -2.0 * c);
+        if j >= 1 {
+            add(
+                &mut q,
+                mul_pure(rod.orientations[j - 1], moments[j - 1]),
+                2.0,
+            );
+        }
+        if j + 1 < n {
+            add(&mut q, mul_pure(rod.orientations[j + 1], moments[j]), -2.0);
+        }
+        add(&mut out.orientations[j], q, 1.0);
+    }
+}
+
+/// The inner loads of body-frame stresses `m` (segments) and moments `w` (interior nodes): node
+/// forces `-∂/∂φ` and segment couples `-½ Im(p̄ ∂/∂p)` of `Bᵀ (h m, h̄ w)`, added into `forces`
+/// (world) and `torques` (body). Worked out, for any (not only unit) quaternions:
+///
+/// ```text
+/// node j:        f_j - f_(j-1),  f_j = p_j m_j p̄_j             (segment j's force)
+/// segment j:     t_j × m_j,      t_j = p̄_j (φ_(j+1) - φ_j) p_j   (= h (Γ + e3))
+/// node between:  q = p̄_- p_+ = (c, s):  p_- gets c w + s × w,  p_+ gets -c w + s × w
+/// ```
+pub fn add_inner_loads(
+    rod: &Rod,
+    stresses: &[Vec3],
+    moments: &[Vec3],
+    forces: &mut [Vec3],
+    torques: &mut [Vec3],
+) {
+    let n = rod.segments();
+    let mut before = Vec3::ZERO;
+    for j in 0..n {
+        let p = rod.orientations[j];
         let m = stresses[j];
-        let force = to_world(p, m);
-        nodes[j + 1] += force;
-        nodes[j] -= force;
-        let d = (rod.nodes[j + 1] - rod.nodes[j]) / h;
-        add(
-            &mut orientations[j],
-            mul(mul(pure(d), p), pure(m)),
-            -2.0 * h,
-        );
+        let f = to_world(p, m);
+        forces[j] += f - before;
+        before = f;
+        torques[j] += to_body(p, rod.nodes[j + 1] - rod.nodes[j]).cross(m);
     }
+    forces[n] -= before;
     for j in 1..n {
-        let w = moments[j - 1];
-        let (before, after) = (rod.orientations[j - 1], rod.orientations[j]);
-        add(&mut orientations[j], mul(before, pure(w)), 2.0);
-        add(&mut orientations[j - 1], mul(after, pure(w)), -2.0);
+        let q = mul(conj(rod.orientations[j - 1]), rod.orientations[j]);
+        add_node_couples(q, moments[j - 1], torques, Some(j - 1), Some(j));
     }
-    Gradient {
-        nodes,
-        orientations,
+}
+
+/// The couples of a bending node with relative rotation `q = p̄_- p_+` and moment w on the
+/// segments before and after it.
+fn add_node_couples(
+    q: Quat,
+    w: Vec3,
+    torques: &mut [Vec3],
+    before: Option<usize>,
+    after: Option<usize>,
+) {
+    let (c, s) = (q[0], Vec3::new(q[1], q[2], q[3]));
+    let turn = s.cross(w);
+    if let Some(b) = before {
+        torques[b] += c * w + turn;
+    }
+    if let Some(a) = after {
+        torques[a] += -c * w + turn;
+    }
+}
+
+/// `1/h` per segment and `2/h̄` per interior node: the constant factors of the strains, computed
+/// once (divisions are a large part of a force evaluation otherwise).
+pub fn strain_scales(rod: &Rod) -> (Vec<f64>, Vec<f64>) {
+    let inverse_lengths = rod.lengths.iter().map(|h| 1.0 / h).collect();
+    let curvature_scales = (1..rod.segments())
+        .map(|j| 2.0 / rod.node_length(j))
+        .collect();
+    (inverse_lengths, curvature_scales)
+}
+
+/// The elastic inner loads (`m = C_G Γ`, `w = C_K (K - K0)`, and the clamps), fused with the
+/// strains: [`add_inner_loads`] of [`elastic_stresses`] in one pass, the explicit integrator's hot
+/// path. `scales` are [`strain_scales`].
+pub fn add_elastic_loads(
+    rod: &Rod,
+    scales: (&[f64], &[f64]),
+    forces: &mut [Vec3],
+    torques: &mut [Vec3],
+) {
+    let (inverse_lengths, curvature_scales) = scales;
+    let n = rod.segments();
+    let c_g = rod.stiffness.shear_extension;
+    let c_k = rod.stiffness.bending_torsion;
+    let mut before = Vec3::ZERO;
+    for j in 0..n {
+        let p = rod.orientations[j];
+        let t = to_body(p, rod.nodes[j + 1] - rod.nodes[j]);
+        let m = c_g * (t * inverse_lengths[j] - Vec3::Z);
+        let f = to_world(p, m);
+        forces[j] += f - before;
+        before = f;
+        torques[j] += t.cross(m);
+    }
+    forces[n] -= before;
+    for j in 1..n {
+        let q = mul(conj(rod.orientations[j - 1]), rod.orientations[j]);
+        let k = curvature_scales[j - 1] * Vec3::new(q[1], q[2], q[3]);
+        let w = c_k * (k - rod.rest_curvature[j - 1]);
+        add_node_couples(q, w, torques, Some(j - 1), Some(j));
+    }
+    for clamp in &rod.clamps {
+        let (k, _) = clamp_curvature(rod, clamp);
+        let w = c_k * k;
+        match clamp.end {
+            End::First => {
+                let q = mul(conj(clamp.frame), rod.orientations[0]);
+                add_node_couples(q, w, torques, None, Some(0));
+            }
+            End::Last => {
+                let q = mul(conj(rod.orientations[n - 1]), clamp.frame);
+                add_node_couples(q, w, torques, Some(n - 1), None);
+            }
+        }
+    }
+}
+
+/// The elastic stresses `m = C_G Γ` per segment and moments `w = C_K (K - K0)` per interior node,
+/// into `stresses` and `moments`.
+pub fn elastic_stresses(rod: &Rod, stresses: &mut [Vec3], moments: &mut [Vec3]) {
+    let c_g = rod.stiffness.shear_extension;
+    let c_k = rod.stiffness.bending_torsion;
+    for (j, m) in stresses.iter_mut().enumerate() {
+        *m = c_g * shear_strain(rod, j);
+    }
+    for (j, w) in moments.iter_mut().enumerate() {
+        *w = c_k * (curvature(rod, j + 1) - rod.rest_curvature[j]);
+    }
+}
+
+/// Adds the clamps' bending terms to the gradient `out`.
+pub fn add_clamp_gradient(rod: &Rod, out: &mut Gradient) {
+    let c_k = rod.stiffness.bending_torsion;
+    let n = rod.segments();
+    for clamp in &rod.clamps {
+        let (k, _) = clamp_curvature(rod, clamp);
+        let w = c_k * k;
+        match clamp.end {
+            End::First => add(&mut out.orientations[0], mul_pure(clamp.frame, w), 2.0),
+            End::Last => add(&mut out.orientations[n - 1], mul_pure(clamp.frame, w), -2.0),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quaternion::{normalized, to_world};
+    use crate::quaternion::{mul, normalized, to_world};
     use crate::rod::{rotation, Stiffness};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -156,6 +294,46 @@ mod tests {
             *p = if unit { normalized(q) } else { q };
         }
         rod
+    }
+
+    /// The fused inner loads equal the gradient mapped to node forces and body couples
+    /// (`-∂V/∂φ`, `-½ Im(p̄ ∂V/∂p)`), with clamps and rest curvature, for non-unit quaternions; and
+    /// the general form equals the generalised forces of arbitrary stresses.
+    #[test]
+    fn inner_loads_are_the_mapped_gradient() {
+        use crate::quaternion::vector;
+        for (seed, unit) in [(5, true), (6, false)] {
+            let rod = deformed(seed, unit);
+            let n = rod.segments();
+            let g = gradient(&rod);
+            let (mut forces, mut torques) = (vec![Vec3::ZERO; n + 1], vec![Vec3::ZERO; n]);
+            let (a, b) = strain_scales(&rod);
+            add_elastic_loads(&rod, (&a, &b), &mut forces, &mut torques);
+            for (f, gn) in forces.iter().zip(&g.nodes) {
+                assert!((*f + *gn).length() < 1e-12, "{f} vs {gn}");
+            }
+            for ((t, gp), p) in torques.iter().zip(&g.orientations).zip(&rod.orientations) {
+                let expected = -0.5 * vector(mul(conj(*p), *gp));
+                assert!((*t - expected).length() < 1e-12, "{t} vs {expected}");
+            }
+            let stresses: Vec<Vec3> = (0..n)
+                .map(|j| Vec3::new(0.3, -1.0 + j as f64, 0.7))
+                .collect();
+            let moments: Vec<Vec3> = (1..n).map(|j| Vec3::new(j as f64, 0.2, -0.4)).collect();
+            let general = generalized_forces(&rod, &stresses, &moments);
+            let (mut forces, mut torques) = (vec![Vec3::ZERO; n + 1], vec![Vec3::ZERO; n]);
+            add_inner_loads(&rod, &stresses, &moments, &mut forces, &mut torques);
+            for (f, gn) in forces.iter().zip(&general.nodes) {
+                assert!((*f + *gn).length() < 1e-12);
+            }
+            for ((t, gp), p) in torques
+                .iter()
+                .zip(&general.orientations)
+                .zip(&rod.orientations)
+            {
+                assert!((*t + 0.5 * vector(mul(conj(*p), *gp))).length() < 1e-12);
+            }
+        }
     }
 
     /// The analytic gradient equals central differences of the energy in every component, for unit

@@ -39,8 +39,8 @@ pub fn norm_squared(a: Quat) -> f64 {
 
 /// `a / |a|`.
 pub fn normalized(a: Quat) -> Quat {
-    let n = norm_squared(a).sqrt();
-    a.map(|c| c / n)
+    let inverse = 1.0 / norm_squared(a).sqrt();
+    a.map(|c| c * inverse)
 }
 
 /// 4D inner product `⟨a, b⟩ = Re(ā b)`.
@@ -49,14 +49,31 @@ pub fn dot(a: Quat, b: Quat) -> f64 {
 }
 
 /// `p̄ v p` for a vector v: the body-frame components of v when p is a unit quaternion (times |p|²
-/// otherwise).
+/// otherwise). Expanded: `(w² - u·u) v + 2 (u·v) u - 2 w (u × v)` for `p = (w, u)`.
 pub fn to_body(p: Quat, v: Vec3) -> Vec3 {
-    vector(mul(mul(conj(p), pure(v)), p))
+    let (w, u) = (p[0], vector(p));
+    (w * w - u.dot(u)) * v + 2.0 * u.dot(v) * u - 2.0 * w * u.cross(v)
 }
 
-/// `p v p̄`: the world-frame vector of body components v for a unit p.
+/// `p v p̄`: the world-frame vector of body components v for a unit p; expanded as [`to_body`]
+/// with `u → -u`.
 pub fn to_world(p: Quat, v: Vec3) -> Vec3 {
-    vector(mul(mul(p, pure(v)), conj(p)))
+    let (w, u) = (p[0], vector(p));
+    (w * w - u.dot(u)) * v + 2.0 * u.dot(v) * u + 2.0 * w * u.cross(v)
+}
+
+/// `p v` for a vector v (a pure quaternion): `(-u·v, w v + u × v)`.
+pub fn mul_pure(p: Quat, v: Vec3) -> Quat {
+    let (w, u) = (p[0], vector(p));
+    let r = w * v + u.cross(v);
+    [-u.dot(v), r.x, r.y, r.z]
+}
+
+/// `v p` for a vector v: `(-v·u, w v + v × u)`.
+pub fn pure_mul(v: Vec3, p: Quat) -> Quat {
+    let (w, u) = (p[0], vector(p));
+    let r = w * v + v.cross(u);
+    [-v.dot(u), r.x, r.y, r.z]
 }
 
 /// The unit quaternion of a rotation by `angle` about the unit `axis` (set-up only).
@@ -83,5 +100,16 @@ mod tests {
         let pr = mul(p, r);
         assert!((to_world(pr, v) - composed * v).length() < 1e-14);
         assert!((norm_squared(pr) - 1.0).abs() < 1e-15);
+        // The expanded products equal the general ones, for non-unit quaternions too.
+        let q = [0.3, -1.2, 0.5, 0.9];
+        let general_body = vector(mul(mul(conj(q), pure(v)), q));
+        let general_world = vector(mul(mul(q, pure(v)), conj(q)));
+        assert!((to_body(q, v) - general_body).length() < 1e-13);
+        assert!((to_world(q, v) - general_world).length() < 1e-13);
+        let (a, b) = (mul_pure(q, v), mul(q, pure(v)));
+        let (c, d) = (pure_mul(v, q), mul(pure(v), q));
+        for k in 0..4 {
+            assert!((a[k] - b[k]).abs() < 1e-14 && (c[k] - d[k]).abs() < 1e-14);
+        }
     }
 }

@@ -15,9 +15,8 @@ use crate::rod::Rod;
 
 /// `Γ` of segment `segment` (between nodes `segment` and `segment + 1`).
 pub fn shear_strain(rod: &Rod, segment: usize) -> Vec3 {
-    let h = rod.lengths[segment];
-    let tangent = (rod.nodes[segment + 1] - rod.nodes[segment]) / h;
-    to_body(rod.orientations[segment], tangent) - Vec3::Z
+    let chord = rod.nodes[segment + 1] - rod.nodes[segment];
+    to_body(rod.orientations[segment], chord) * (1.0 / rod.lengths[segment]) - Vec3::Z
 }
 
 /// `K` of interior node `node` (1..N-1), between segments `node - 1` and `node`.
@@ -49,27 +48,38 @@ pub fn strain_rates(
     velocities: &[Vec3],
     rates: &[crate::quaternion::Quat],
 ) -> (Vec<Vec3>, Vec<Vec3>) {
-    use crate::quaternion::pure;
     let n = rod.segments();
-    let gamma_rate = (0..n)
-        .map(|j| {
-            let h = rod.lengths[j];
-            let (p, dp) = (rod.orientations[j], rates[j]);
-            let d = pure((rod.nodes[j + 1] - rod.nodes[j]) / h);
-            let dd = pure((velocities[j + 1] - velocities[j]) / h);
-            vector(mul(mul(conj(dp), d), p))
-                + vector(mul(mul(conj(p), dd), p))
-                + vector(mul(mul(conj(p), d), dp))
-        })
-        .collect();
-    let curvature_rate = (1..n)
-        .map(|j| {
-            let (before, after) = (rod.orientations[j - 1], rod.orientations[j]);
-            let rate = vector(mul(conj(rates[j - 1]), after)) + vector(mul(conj(before), rates[j]));
-            2.0 / rod.node_length(j) * rate
-        })
-        .collect();
+    let mut gamma_rate = vec![Vec3::ZERO; n];
+    let mut curvature_rate = vec![Vec3::ZERO; n.saturating_sub(1)];
+    strain_rates_into(rod, velocities, rates, &mut gamma_rate, &mut curvature_rate);
     (gamma_rate, curvature_rate)
+}
+
+/// [`strain_rates`] into given buffers (n and n - 1 long).
+pub fn strain_rates_into(
+    rod: &Rod,
+    velocities: &[Vec3],
+    rates: &[crate::quaternion::Quat],
+    gamma_rate: &mut [Vec3],
+    curvature_rate: &mut [Vec3],
+) {
+    use crate::quaternion::pure_mul;
+    for (j, out) in gamma_rate.iter_mut().enumerate() {
+        let h = rod.lengths[j];
+        let (p, dp) = (rod.orientations[j], rates[j]);
+        let d = (rod.nodes[j + 1] - rod.nodes[j]) / h;
+        let dd = (velocities[j + 1] - velocities[j]) / h;
+        // Γ̇ = ṗ̄ d p + p̄ ḋ p + p̄ d ṗ.
+        *out = vector(mul(conj(dp), pure_mul(d, p)))
+            + crate::quaternion::to_body(p, dd)
+            + vector(mul(conj(p), pure_mul(d, dp)));
+    }
+    for (k, out) in curvature_rate.iter_mut().enumerate() {
+        let j = k + 1;
+        let (before, after) = (rod.orientations[j - 1], rod.orientations[j]);
+        let rate = vector(mul(conj(rates[j - 1]), after)) + vector(mul(conj(before), rates[j]));
+        *out = 2.0 / rod.node_length(j) * rate;
+    }
 }
 
 #[cfg(test)]
