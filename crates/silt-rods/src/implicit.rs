@@ -20,12 +20,14 @@ use std::collections::BTreeMap;
 
 use silt_core::Vec3;
 
-use crate::band::BandMatrix;
+use num_complex::Complex64;
+
+use crate::band::{BandLu, BandMatrix, Scalar, Singular};
 use crate::dynamics::{accelerations, RodModel, RodMotion};
 use crate::hessian::{strain_gram, unknowns};
 use crate::jacobian::jacobian;
 use crate::quaternion::{conj, mul, normalized, pure, Quat};
-use crate::radau::{Radau5, RadauError, RadauOptions, RadauStats, StiffSystem};
+use crate::radau::{IterationMatrix, Radau5, RadauError, RadauOptions, RadauStats, StiffSystem};
 use crate::rod::Rod;
 
 /// Values per interior block.
@@ -56,8 +58,9 @@ pub fn state_size(rod: &Rod) -> usize {
     BLOCK * rod.segments() + 6
 }
 
-const LOWER: usize = 20;
-const UPPER: usize = 16;
+/// Bandwidth of the reduced matrix on the velocities (`v_j` at 6j, `Ω_s` at 6s + 3): a row couples
+/// to the velocities of its own and the neighbouring blocks.
+const REDUCED_BAND: usize = 8;
 
 /// The state vector of `rod` moving with `motion`.
 pub fn pack(rod: &Rod, motion: &RodMotion) -> Vec<f64> {
@@ -147,12 +150,10 @@ impl<'a> RodSystem<'a> {
 }
 
 impl StiffSystem for RodSystem<'_> {
+    type Jacobian = RodJacobian;
+
     fn dimension(&self) -> usize {
         state_size(&self.rod)
-    }
-
-    fn bandwidths(&self) -> (usize, usize) {
-        (LOWER, UPPER)
     }
 
     fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
@@ -176,21 +177,25 @@ impl StiffSystem for RodSystem<'_> {
         }
     }
 
-    fn jacobian(&mut self, t: f64, y: &[f64], out: &mut BandMatrix<f64>) {
+    fn jacobian(&mut self, t: f64, y: &[f64]) -> RodJacobian {
         self.read(t, y);
+        let mut entries: Vec<(usize, usize, f64)> = Vec::new();
         let (rod, motion, model) = (&self.rod, &self.motion, self.model);
         let inertia = &model.inertia;
         let n = rod.segments();
         let held: Vec<usize> = model.held_nodes(rod);
-        let held_rows: Vec<usize> = held
-            .iter()
-            .flat_map(|&j| (0..3).flat_map(move |a| [position_slot(j) + a, velocity_slot(j) + a]))
-            .collect();
+        let mut held_slot = vec![false; state_size(rod)];
+        for &j in &held {
+            for a in 0..3 {
+                held_slot[position_slot(j) + a] = true;
+                held_slot[velocity_slot(j) + a] = true;
+            }
+        }
         // The state's entries for held nodes are overwritten by their supports: zero rows and
         // columns.
         let mut add = |row: usize, col: usize, value: f64| {
-            if !held_rows.contains(&row) && !held_rows.contains(&col) {
-                out.add(row, col, value);
+            if !held_slot[row] && !held_slot[col] {
+                entries.push((row, col, value));
             }
         };
         for &(i, j, v) in &jacobian(rod, motion, inertia).entries {
@@ -278,6 +283,16 @@ impl StiffSystem for RodSystem<'_> {
                 }
             }
         }
+        let mut held_nodes = vec![false; n + 1];
+        for j in held {
+            held_nodes[j] = true;
+        }
+        RodJacobian::new(
+            entries,
+            rod.orientations.clone(),
+            motion.angular_velocities.clone(),
+            held_nodes,
+        )
     }
 
     /// Drift control: quaternions back to unit length; held nodes where their supports put them.
@@ -291,13 +306,258 @@ impl StiffSystem for RodSystem<'_> {
     }
 }
 
+/// Where a state index points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Position(usize, usize),
+    Velocity(usize, usize),
+    Quaternion(usize, usize),
+    Angular(usize, usize),
+}
+
+fn slot(index: usize) -> Slot {
+    let (block, offset) = (index / BLOCK, index % BLOCK);
+    match offset {
+        0..=2 => Slot::Position(block, offset),
+        3..=5 => Slot::Velocity(block, offset - 3),
+        6..=9 => Slot::Quaternion(block, offset - 6),
+        _ => Slot::Angular(block, offset - 10),
+    }
+}
+
+/// Index of a velocity slot among the reduced unknowns u (`v_j` at 6j, `Ω_s` at 6s + 3).
+fn reduced_index(s: Slot) -> usize {
+    match s {
+        Slot::Velocity(j, a) => 6 * j + a,
+        Slot::Angular(j, a) => 6 * j + 3 + a,
+        _ => unreachable!("not a velocity"),
+    }
+}
+
+/// The rod's Jacobian in block form, and the factorisations of its iteration matrices reduced to
+/// the velocities. With y = (x, u), x the positions and quaternions, u the velocities:
+///
+/// ```text
+/// J = [[A, B], [C, D]],  A = ∂p'/∂p = ½ R(Ω) (block diagonal, zero on positions),
+///                        B = ∂x'/∂u: I for φ' = v, ½ L(p) E for p' = ½ p Ω (block diagonal)
+/// (c I - J) (Δx, Δu) = (r_x, r_u)  ⇔  Δx = M (r_x + B Δu),  M = (c I - A)⁻¹ (block diagonal),
+///                                      (c I - D - C M B) Δu = r_u + C M r_x
+/// ```
+///
+/// `(c - ½ R(Ω))⁻¹ = (c + ½ R(Ω)) / (c² + |Ω|²/4)` since `R(Ω)² = -|Ω|²` for a pure Ω. The reduced
+/// matrix has 6N + 3 rows and 8 sub- and super-diagonals instead of 13N + 6 rows and about 20, so a
+/// factorisation costs about a twelfth.
+pub struct RodJacobian {
+    /// All entries of J in state order (A and B are rebuilt from p and Ω).
+    entries: Vec<(usize, usize, f64)>,
+    orientations: Vec<Quat>,
+    angular_velocities: Vec<Vec3>,
+    held: Vec<bool>,
+    /// C as (u row, configuration slot, value) and D as (u row, u column, value).
+    coupling_to_configuration: Vec<(usize, Slot, f64)>,
+    coupling_to_velocities: Vec<(usize, usize, f64)>,
+    real: Option<(f64, BandLu<f64>)>,
+    complex: Option<(Complex64, BandLu<Complex64>)>,
+}
+
+impl RodJacobian {
+    fn new(
+        entries: Vec<(usize, usize, f64)>,
+        orientations: Vec<Quat>,
+        angular_velocities: Vec<Vec3>,
+        held: Vec<bool>,
+    ) -> Self {
+        let mut coupling_to_configuration = Vec::new();
+        let mut coupling_to_velocities = Vec::new();
+        for &(row, col, value) in &entries {
+            let row_slot = slot(row);
+            if matches!(row_slot, Slot::Position(..) | Slot::Quaternion(..)) {
+                continue; // A and B: rebuilt from p and Ω.
+            }
+            let u_row = reduced_index(row_slot);
+            match slot(col) {
+                c @ (Slot::Position(..) | Slot::Quaternion(..)) => {
+                    coupling_to_configuration.push((u_row, c, value))
+                }
+                c => coupling_to_velocities.push((u_row, reduced_index(c), value)),
+            }
+        }
+        RodJacobian {
+            entries,
+            orientations,
+            angular_velocities,
+            held,
+            coupling_to_configuration,
+            coupling_to_velocities,
+            real: None,
+            complex: None,
+        }
+    }
+
+    /// J in state order, dense (tests).
+    pub fn to_dense(&self, size: usize) -> Vec<Vec<f64>> {
+        let mut dense = vec![vec![0.0; size]; size];
+        for &(i, j, v) in &self.entries {
+            dense[i][j] += v;
+        }
+        dense
+    }
+
+    /// `M_s = (c I - ½ R(Ω_s))⁻¹` applied to a quaternion.
+    fn turn_inverse<T: Scalar>(&self, segment: usize, shift: T, q: [T; 4]) -> [T; 4] {
+        let w = self.angular_velocities[segment];
+        // R(Ω) q = q Ω.
+        let q_omega = times_pure(q, w);
+        let scale = T::from_real(1.0) / (shift * shift + T::from_real(0.25 * w.length_squared()));
+        std::array::from_fn(|k| (shift * q[k] + T::from_real(0.5) * q_omega[k]) * scale)
+    }
+
+    /// `M_s B_s` as 4 x 3 (column k: `M_s (½ p e_k)`).
+    fn turn_rates<T: Scalar>(&self, segment: usize, shift: T) -> [[T; 3]; 4] {
+        let p = self.orientations[segment];
+        let mut out = [[T::ZERO; 3]; 4];
+        for k in 0..3 {
+            let column = mul(p, pure(Vec3::AXES[k])).map(|c| T::from_real(0.5 * c));
+            let turned = self.turn_inverse(segment, shift, column);
+            for r in 0..4 {
+                out[r][k] = turned[r];
+            }
+        }
+        out
+    }
+
+    /// The reduced matrix `c I - D - C M B` on u, factorised.
+    fn reduced<T: Scalar>(&self, shift: T) -> Result<BandLu<T>, Singular> {
+        let segments = self.orientations.len();
+        let size = 6 * segments + 3;
+        let mut s = BandMatrix::<T>::zeros(size, REDUCED_BAND, REDUCED_BAND);
+        for i in 0..size {
+            s.add(i, i, shift);
+        }
+        for &(i, k, v) in &self.coupling_to_velocities {
+            s.add(i, k, T::from_real(-v));
+        }
+        let inverse_shift = T::from_real(1.0) / shift;
+        let turn_rates: Vec<[[T; 3]; 4]> = (0..segments)
+            .map(|seg| self.turn_rates(seg, shift))
+            .collect();
+        for &(i, column, v) in &self.coupling_to_configuration {
+            match column {
+                Slot::Position(j, a) => {
+                    if !self.held[j] {
+                        s.add(i, 6 * j + a, T::from_real(-v) * inverse_shift);
+                    }
+                }
+                Slot::Quaternion(seg, r) => {
+                    for m in 0..3 {
+                        s.add(i, 6 * seg + 3 + m, T::from_real(-v) * turn_rates[seg][r][m]);
+                    }
+                }
+                _ => unreachable!("configuration columns only"),
+            }
+        }
+        BandLu::factor(s)
+    }
+
+    /// Solves `(c I - J) x = b` through the reduction, b in state order.
+    fn solve_with<T: Scalar>(&self, shift: T, reduced: &BandLu<T>, b: &mut [T]) {
+        let segments = self.orientations.len();
+        let inverse_shift = T::from_real(1.0) / shift;
+        // w = M r_x, in place on the configuration slots.
+        for j in 0..=segments {
+            for a in 0..3 {
+                b[position_slot(j) + a] = b[position_slot(j) + a] * inverse_shift;
+            }
+        }
+        for seg in 0..segments {
+            let at = quaternion_slot(seg);
+            let q = [b[at], b[at + 1], b[at + 2], b[at + 3]];
+            b[at..at + 4].copy_from_slice(&self.turn_inverse(seg, shift, q));
+        }
+        // r_u + C w.
+        let mut u = vec![T::ZERO; 6 * segments + 3];
+        for j in 0..=segments {
+            for a in 0..3 {
+                u[6 * j + a] = b[velocity_slot(j) + a];
+            }
+        }
+        for seg in 0..segments {
+            for a in 0..3 {
+                u[6 * seg + 3 + a] = b[angular_slot(seg) + a];
+            }
+        }
+        for &(i, column, v) in &self.coupling_to_configuration {
+            let w = match column {
+                Slot::Position(j, a) => b[position_slot(j) + a],
+                Slot::Quaternion(seg, r) => b[quaternion_slot(seg) + r],
+                _ => unreachable!("configuration columns only"),
+            };
+            u[i] = u[i] + T::from_real(v) * w;
+        }
+        reduced.solve(&mut u);
+        // Δx = w + M B Δu, and Δu, back into the state.
+        for j in 0..=segments {
+            for a in 0..3 {
+                let du = u[6 * j + a];
+                b[velocity_slot(j) + a] = du;
+                if !self.held[j] {
+                    b[position_slot(j) + a] = b[position_slot(j) + a] + du * inverse_shift;
+                }
+            }
+        }
+        for seg in 0..segments {
+            let turn_rates = self.turn_rates(seg, shift);
+            let d_omega = [u[6 * seg + 3], u[6 * seg + 4], u[6 * seg + 5]];
+            for (r, rates) in turn_rates.iter().enumerate() {
+                let mut sum = b[quaternion_slot(seg) + r];
+                for m in 0..3 {
+                    sum = sum + rates[m] * d_omega[m];
+                }
+                b[quaternion_slot(seg) + r] = sum;
+            }
+            for (a, value) in d_omega.iter().enumerate() {
+                b[angular_slot(seg) + a] = *value;
+            }
+        }
+    }
+}
+
+/// `q Ω` for a quaternion q with entries in T and a real pure quaternion Ω.
+fn times_pure<T: Scalar>(q: [T; 4], w: Vec3) -> [T; 4] {
+    let r = T::from_real;
+    [
+        T::ZERO - q[1] * r(w.x) - q[2] * r(w.y) - q[3] * r(w.z),
+        q[0] * r(w.x) + q[2] * r(w.z) - q[3] * r(w.y),
+        q[0] * r(w.y) - q[1] * r(w.z) + q[3] * r(w.x),
+        q[0] * r(w.z) + q[1] * r(w.y) - q[2] * r(w.x),
+    ]
+}
+
+impl IterationMatrix for RodJacobian {
+    fn factor(&mut self, real_shift: f64, complex_shift: Complex64) -> Result<(), Singular> {
+        self.real = Some((real_shift, self.reduced(real_shift)?));
+        self.complex = Some((complex_shift, self.reduced(complex_shift)?));
+        Ok(())
+    }
+
+    fn solve_real(&self, b: &mut [f64]) {
+        let (shift, lu) = self.real.as_ref().expect("factored");
+        self.solve_with(*shift, lu, b);
+    }
+
+    fn solve_complex(&self, b: &mut [Complex64]) {
+        let (shift, lu) = self.complex.as_ref().expect("factored");
+        self.solve_with(*shift, lu, b);
+    }
+}
+
 /// A rod advanced by Radau IIA: its state vector, time and integrator.
 pub struct ImplicitRod {
     pub model: RodModel,
     pub time: f64,
     reference: Rod,
     state: Vec<f64>,
-    pub radau: Radau5,
+    pub radau: Radau5<RodJacobian>,
 }
 
 impl ImplicitRod {
@@ -420,16 +680,9 @@ mod tests {
             let y = pack(&rod, &motion);
             let size = y.len();
             let t = 0.7;
-            let mut jac = BandMatrix::zeros(size, LOWER, UPPER);
-            system.jacobian(t, &y, &mut jac);
-            let mut scale: f64 = 0.0;
-            for i in 0..size {
-                for j in 0..size {
-                    if jac.in_band(i, j) {
-                        scale = scale.max(jac.get(i, j).abs());
-                    }
-                }
-            }
+            let jac = system.jacobian(t, &y);
+            let dense = jac.to_dense(size);
+            let scale = dense.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
             let eps = 1e-6;
             for col in 0..size {
                 let is_velocity = (0..=5)
@@ -448,16 +701,89 @@ mod tests {
                 let (plus, minus) = (f(eps), f(-eps));
                 for row in 0..size {
                     let fd = (plus[row] - minus[row]) / (2.0 * eps);
-                    let analytic = if jac.in_band(row, col) {
-                        jac.get(row, col)
-                    } else {
-                        0.0
-                    };
+                    let analytic = dense[row][col];
                     assert!(
                         (fd - analytic).abs() < 1e-6 * scale,
                         "damped {damped} ({row}, {col}): {fd} vs {analytic}"
                     );
                 }
+            }
+        }
+    }
+
+    /// The reduced solves of `(c I - J) x = b` (real and complex shift) equal dense solves of the
+    /// full matrix, with a held node, damping and configuration-dependent loads.
+    #[test]
+    fn reduced_solves_match_the_full_system() {
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        let (mut rod, motion) = deformed_moving_rod(&mut rng);
+        let clamp = Boundary::new(&mut rod, End::First, Support::Clamped, EndMotion::default());
+        let model = RodModel {
+            drag: 0.2,
+            damping: Some(Damping {
+                shear_extension: Vec3::new(0.5, 0.6, 2.0),
+                bending_torsion: Vec3::new(0.3, 0.2, 0.1),
+            }),
+            loads: Loads {
+                end_loads: vec![EndLoad {
+                    end: End::Last,
+                    force: Vec3::new(0.5, -1.0, 2.0),
+                    torque: Vec3::new(0.1, 0.2, -0.3),
+                    follower: true,
+                }],
+                ..Loads::default()
+            },
+            boundaries: vec![clamp],
+            ..RodModel::new(Inertia {
+                node_masses: (0..6).map(|k| 1.0 + 0.1 * k as f64).collect(),
+                segment_inertias: (0..5).map(|_| Vec3::new(0.2, 0.3, 0.4)).collect(),
+            })
+        };
+        let mut system = RodSystem::new(&rod, &model);
+        let y = pack(&rod, &motion);
+        let size = y.len();
+        let mut jac = system.jacobian(0.0, &y);
+        let dense = jac.to_dense(size);
+        let (real_shift, complex_shift) = (7.3, Complex64::new(4.1, 2.9));
+        jac.factor(real_shift, complex_shift).unwrap();
+        let b: Vec<f64> = (0..size).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+        for complex in [false, true] {
+            let shift = if complex {
+                complex_shift
+            } else {
+                Complex64::new(real_shift, 0.0)
+            };
+            let mut full = BandMatrix::<Complex64>::zeros(size, size - 1, size - 1);
+            for i in 0..size {
+                for j in 0..size {
+                    let diagonal = if i == j { shift } else { Complex64::ZERO };
+                    full.add(i, j, diagonal - Complex64::new(dense[i][j], 0.0));
+                }
+            }
+            let mut expected: Vec<Complex64> =
+                b.iter().map(|v| Complex64::new(*v, 0.5 * v)).collect();
+            let rhs = expected.clone();
+            BandLu::factor(full).unwrap().solve(&mut expected);
+            let got: Vec<Complex64> = if complex {
+                let mut x = rhs.clone();
+                jac.solve_complex(&mut x);
+                x
+            } else {
+                // Real shift: real and imaginary parts solve separately.
+                let mut re: Vec<f64> = rhs.iter().map(|c| c.re).collect();
+                let mut im: Vec<f64> = rhs.iter().map(|c| c.im).collect();
+                jac.solve_real(&mut re);
+                jac.solve_real(&mut im);
+                re.iter()
+                    .zip(&im)
+                    .map(|(a, b)| Complex64::new(*a, *b))
+                    .collect()
+            };
+            for (g, e) in got.iter().zip(&expected) {
+                assert!(
+                    (g - e).norm() < 1e-10 * (1.0 + e.norm()),
+                    "complex {complex}: {g} vs {e}"
+                );
             }
         }
     }

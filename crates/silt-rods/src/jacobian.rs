@@ -75,17 +75,22 @@ pub fn jacobian(rod: &Rod, motion: &RodMotion, inertia: &Inertia) -> Triplets {
             }
         }
     }
-    // Rows of H by unknown, to read the blocks H_(φ_j, ·) and H_(p_s, ·).
-    let h = hessian(rod);
-    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); nx];
-    for &(i, j, v) in &h.entries {
-        rows[i].push((j, v));
+    // H's entries sorted by row, to read the blocks H_(φ_j, ·) and H_(p_s, ·) as slices.
+    let mut h = hessian(rod).entries;
+    h.sort_unstable_by_key(|&(i, j, _)| (i, j));
+    let mut row_start = vec![h.len(); nx + 1];
+    for (k, &(i, _, _)) in h.iter().enumerate().rev() {
+        row_start[i] = k;
     }
+    for i in (0..nx).rev() {
+        row_start[i] = row_start[i].min(row_start[i + 1]);
+    }
+    let row = |i: usize| &h[row_start[i]..row_start[i + 1]];
     // v' = -M⁻¹ H_(φ, x).
     for j in 0..=n {
         let m = inertia.node_masses[j];
         for a in 0..3 {
-            for &(col, v) in &rows[node_index(j) + a] {
+            for &(_, col, v) in row(node_index(j) + a) {
                 out.entries.push((nx + velocity_index(j) + a, col, -v / m));
             }
         }
@@ -95,20 +100,27 @@ pub fn jacobian(rod: &Rod, motion: &RodMotion, inertia: &Inertia) -> Triplets {
     for s in 0..n {
         let p = rod.orientations[s];
         let inertia_s = inertia.segment_inertias[s];
-        let row = nx + angular_index(s);
-        // -½ Im(p̄ H_(p, col)) for every column touching segment s's quaternion rows.
-        let mut columns: std::collections::BTreeMap<usize, Quat> =
-            std::collections::BTreeMap::new();
+        let angular_row = nx + angular_index(s);
+        // -½ Im(p̄ H_(p, col)) for every column touching segment s's quaternion rows (the four
+        // rows' entries merged by column).
+        let mut columns: Vec<(usize, Quat)> = Vec::with_capacity(32);
         for c in 0..4 {
-            for &(col, v) in &rows[segment_index(s) + c] {
-                columns.entry(col).or_insert([0.0; 4])[c] += v;
+            for &(_, col, v) in row(segment_index(s) + c) {
+                match columns.iter_mut().find(|(k, _)| *k == col) {
+                    Some((_, q)) => q[c] += v,
+                    None => {
+                        let mut q = [0.0; 4];
+                        q[c] = v;
+                        columns.push((col, q));
+                    }
+                }
             }
         }
         for (col, h_col) in columns {
             let t = mul(conj(p), h_col);
             for k in 0..3 {
                 out.entries
-                    .push((row + k, col, -0.5 * t[k + 1] / inertia_s[k]));
+                    .push((angular_row + k, col, -0.5 * t[k + 1] / inertia_s[k]));
             }
         }
         // ½ Im(δp̄ g) with g = -∂V/∂p.
@@ -118,8 +130,11 @@ pub fn jacobian(rod: &Rod, motion: &RodMotion, inertia: &Inertia) -> Triplets {
             unit[c] = 1.0;
             let t = mul(conj(unit), force);
             for k in 0..3 {
-                out.entries
-                    .push((row + k, segment_index(s) + c, 0.5 * t[k + 1] / inertia_s[k]));
+                out.entries.push((
+                    angular_row + k,
+                    segment_index(s) + c,
+                    0.5 * t[k + 1] / inertia_s[k],
+                ));
             }
         }
         // -J⁻¹ ([Ω]x J - [JΩ]x).
@@ -130,7 +145,7 @@ pub fn jacobian(rod: &Rod, motion: &RodMotion, inertia: &Inertia) -> Triplets {
             let column = w.cross(inertia_s * e) - jw.cross(e);
             for r in 0..3 {
                 out.entries.push((
-                    row + r,
+                    angular_row + r,
                     nx + angular_index(s) + k,
                     -column[r] / inertia_s[r],
                 ));

@@ -19,18 +19,67 @@ use num_complex::Complex64;
 
 use crate::band::{BandLu, BandMatrix, Singular};
 
-/// A stiff first-order system `y' = f(t, y)` with a banded Jacobian.
+/// The matrices `c I - J` that Radau IIA solves with, for its real shift `c = γ/h` and its complex
+/// shift `(α + iβ)/h`: factorised once per step size, used for every Newton iteration.
+pub trait IterationMatrix {
+    fn factor(&mut self, real_shift: f64, complex_shift: Complex64) -> Result<(), Singular>;
+    /// Solves `(c I - J) x = b` in place with the real shift.
+    fn solve_real(&self, b: &mut [f64]);
+    /// Solves `(c I - J) x = b` in place with the complex shift.
+    fn solve_complex(&self, b: &mut [Complex64]);
+}
+
+/// A stiff first-order system `y' = f(t, y)`.
 pub trait StiffSystem {
+    /// The Jacobian, in whatever form its iteration matrices are best factorised.
+    type Jacobian: IterationMatrix;
     fn dimension(&self) -> usize;
-    /// Sub- and super-diagonals of the Jacobian.
-    fn bandwidths(&self) -> (usize, usize);
     fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]);
-    /// `∂f/∂y` at (t, y) into `jacobian` (zeroed by the caller).
-    fn jacobian(&mut self, t: f64, y: &[f64], jacobian: &mut BandMatrix<f64>);
+    /// `∂f/∂y` at (t, y).
+    fn jacobian(&mut self, t: f64, y: &[f64]) -> Self::Jacobian;
     /// Called on every accepted step: projects y back onto invariants (drift control). Returns
     /// whether y changed.
     fn project(&mut self, _y: &mut [f64]) -> bool {
         false
+    }
+}
+
+/// A banded Jacobian and the band LU factorisations of its iteration matrices: the general case.
+pub struct BandJacobian {
+    pub matrix: BandMatrix<f64>,
+    real: Option<BandLu<f64>>,
+    complex: Option<BandLu<Complex64>>,
+}
+
+impl BandJacobian {
+    pub fn new(matrix: BandMatrix<f64>) -> Self {
+        BandJacobian {
+            matrix,
+            real: None,
+            complex: None,
+        }
+    }
+}
+
+impl IterationMatrix for BandJacobian {
+    fn factor(&mut self, real_shift: f64, complex_shift: Complex64) -> Result<(), Singular> {
+        let (lower, upper) = self.matrix.bandwidths();
+        let n = self.matrix.size();
+        let mut e1 = BandMatrix::<f64>::zeros(n, lower, upper);
+        self.matrix.shifted_negative(real_shift, &mut e1);
+        let mut e2 = BandMatrix::<Complex64>::zeros(n, lower, upper);
+        self.matrix.shifted_negative(complex_shift, &mut e2);
+        self.real = Some(BandLu::factor(e1)?);
+        self.complex = Some(BandLu::factor(e2)?);
+        Ok(())
+    }
+
+    fn solve_real(&self, b: &mut [f64]) {
+        self.real.as_ref().expect("factored").solve(b);
+    }
+
+    fn solve_complex(&self, b: &mut [Complex64]) {
+        self.complex.as_ref().expect("factored").solve(b);
     }
 }
 
@@ -44,6 +93,9 @@ pub struct RadauOptions {
     pub max_step: f64,
     /// Accepted and rejected steps allowed per call of [`Radau5::integrate`].
     pub max_steps: usize,
+    /// Keep the Jacobian for the next step while Newton contracts at least this fast (RADAU5's
+    /// `THET`, 0.001; larger values suit Jacobians that are expensive against a step).
+    pub jacobian_reuse: f64,
 }
 
 impl Default for RadauOptions {
@@ -54,6 +106,7 @@ impl Default for RadauOptions {
             initial_step: 0.0,
             max_step: f64::INFINITY,
             max_steps: 1_000_000,
+            jacobian_reuse: JACOBIAN_REUSE_THETA,
         }
     }
 }
@@ -166,7 +219,7 @@ const UROUND: f64 = 1e-16;
 
 /// The integrator's state between calls: step size, controller memory, Jacobian and factorisations,
 /// the collocation polynomial of the last step (to start Newton), and statistics.
-pub struct Radau5 {
+pub struct Radau5<M: IterationMatrix> {
     pub options: RadauOptions,
     pub stats: RadauStats,
     /// The step the controller proposes next.
@@ -181,17 +234,19 @@ pub struct Radau5 {
     accepted_with_controller: usize,
     theta: f64,
     faccon: f64,
-    jacobian: Option<BandMatrix<f64>>,
+    jacobian: Option<M>,
     jacobian_fresh: bool,
-    real_lu: Option<(f64, BandLu<f64>)>,
-    complex_lu: Option<BandLu<Complex64>>,
+    /// The step the iteration matrices are factorised for.
+    factored_step: Option<f64>,
+    /// A cap on the step after Newton failures, relaxed by 20 % per accepted step.
+    newton_limit: f64,
     /// f(t, y) at the current point (None: to evaluate).
     derivative: Option<Vec<f64>>,
     /// Coefficients of the collocation polynomial of the last accepted step.
     continuation: Option<([Vec<f64>; 3], f64)>,
 }
 
-impl Radau5 {
+impl<M: IterationMatrix> Radau5<M> {
     pub fn new(options: RadauOptions) -> Self {
         let expm = 2.0 / 3.0;
         let ratio = options.absolute_tolerance / options.relative_tolerance;
@@ -214,8 +269,8 @@ impl Radau5 {
             faccon: 1.0,
             jacobian: None,
             jacobian_fresh: false,
-            real_lu: None,
-            complex_lu: None,
+            factored_step: None,
+            newton_limit: f64::INFINITY,
             derivative: None,
             continuation: None,
         }
@@ -227,12 +282,11 @@ impl Radau5 {
         self.derivative = None;
         self.continuation = None;
         self.jacobian = None;
-        self.real_lu = None;
-        self.complex_lu = None;
+        self.factored_step = None;
     }
 
     /// Advances `(t, y)` to `t_end` exactly.
-    pub fn integrate<S: StiffSystem>(
+    pub fn integrate<S: StiffSystem<Jacobian = M>>(
         &mut self,
         system: &mut S,
         t: &mut f64,
@@ -241,7 +295,6 @@ impl Radau5 {
     ) -> Result<(), RadauError> {
         let n = system.dimension();
         assert_eq!(y.len(), n);
-        let (lower, upper) = system.bandwidths();
         let (gamma, alpha, beta) = eigenvalues();
         if self.step <= 0.0 {
             self.step = (1e-6 * (t_end - *t)).max(1e-12);
@@ -282,35 +335,23 @@ impl Radau5 {
                 return Err(RadauError::StepTooSmall { time: *t, step: h });
             }
             if self.jacobian.is_none() {
-                let mut jac = BandMatrix::zeros(n, lower, upper);
-                system.jacobian(*t, y, &mut jac);
+                self.jacobian = Some(system.jacobian(*t, y));
                 self.stats.jacobian_evaluations += 1;
-                self.jacobian = Some(jac);
                 self.jacobian_fresh = true;
-                self.real_lu = None;
+                self.factored_step = None;
             }
-            let jac = self.jacobian.as_ref().expect("just set");
             let (fac1, alphn, betan) = (gamma / h, alpha / h, beta / h);
-            if self.real_lu.as_ref().map(|(hh, _)| *hh) != Some(h) {
-                let mut e1 = BandMatrix::<f64>::zeros(n, lower, upper);
-                jac.shifted_negative(fac1, &mut e1);
-                let mut e2 = BandMatrix::<Complex64>::zeros(n, lower, upper);
-                jac.shifted_negative(Complex64::new(alphn, betan), &mut e2);
-                let factored = BandLu::factor(e1).and_then(|e1| Ok((e1, BandLu::factor(e2)?)));
-                match factored {
-                    Ok((e1, e2)) => {
-                        self.real_lu = Some((h, e1));
-                        self.complex_lu = Some(e2);
-                        self.stats.factorizations += 1;
-                    }
-                    Err(Singular { column }) => {
-                        self.derivative = Some(derivative);
-                        return Err(RadauError::SingularMatrix { time: *t, column });
-                    }
+            let matrix = self.jacobian.as_mut().expect("just set");
+            if self.factored_step != Some(h) {
+                if let Err(Singular { column }) = matrix.factor(fac1, Complex64::new(alphn, betan))
+                {
+                    self.derivative = Some(derivative);
+                    return Err(RadauError::SingularMatrix { time: *t, column });
                 }
+                self.factored_step = Some(h);
+                self.stats.factorizations += 1;
             }
-            let real_lu = &self.real_lu.as_ref().expect("factored").1;
-            let complex_lu = self.complex_lu.as_ref().expect("factored");
+            let matrix = self.jacobian.as_ref().expect("just set");
 
             // Starting values: zero, or the last step's collocation polynomial extrapolated.
             match (&self.continuation, self.first || self.last_rejected) {
@@ -366,8 +407,8 @@ impl Radau5 {
                         r[2] - betan * w[1][i] - alphn * w[2][i],
                     );
                 }
-                real_lu.solve(&mut real_rhs);
-                complex_lu.solve(&mut complex_rhs);
+                matrix.solve_real(&mut real_rhs);
+                matrix.solve_complex(&mut complex_rhs);
                 let norm = (real_rhs
                     .iter()
                     .zip(&complex_rhs)
@@ -417,6 +458,8 @@ impl Radau5 {
                 self.stats.newton_failures += 1;
                 self.stats.rejected_steps += 1;
                 self.step = h * too_slow.unwrap_or(0.5);
+                // Remember where Newton stopped converging (see `newton_limit`).
+                self.newton_limit = self.step;
                 self.last_rejected = true;
                 if !self.jacobian_fresh {
                     self.jacobian = None;
@@ -430,7 +473,7 @@ impl Radau5 {
                 .map(|i| hee1 * z[0][i] + hee2 * z[1][i] + hee3 * z[2][i])
                 .collect();
             let mut estimate: Vec<f64> = (0..n).map(|i| combination[i] + derivative[i]).collect();
-            real_lu.solve(&mut estimate);
+            matrix.solve_real(&mut estimate);
             let error_norm = |e: &[f64]| {
                 (e.iter()
                     .zip(&scale)
@@ -450,7 +493,7 @@ impl Radau5 {
                 for i in 0..n {
                     estimate[i] = stage_f[0][i] + combination[i];
                 }
-                real_lu.solve(&mut estimate);
+                matrix.solve_real(&mut estimate);
                 error = error_norm(&estimate);
             }
             if !error.is_finite() {
@@ -499,19 +542,22 @@ impl Radau5 {
                 if self.last_rejected {
                     h_new = h_new.min(h);
                 }
+                // Grow back towards a step at which Newton failed by at most 20 % per accepted
+                // step, instead of failing again at once (a stiff rotating rod limits the step by
+                // Newton's convergence more than by accuracy).
+                self.newton_limit *= 1.2;
+                h_new = h_new.min(self.newton_limit);
                 self.last_rejected = false;
                 // A step clipped at t_end does not shrink the controller's proposal.
                 let clipped = h < proposed;
                 let ratio = h_new / h;
-                if self.theta <= JACOBIAN_REUSE_THETA
-                    && ratio >= KEEP_STEP.0
-                    && ratio <= KEEP_STEP.1
-                {
+                let reuse = self.options.jacobian_reuse;
+                if self.theta <= reuse && ratio >= KEEP_STEP.0 && ratio <= KEEP_STEP.1 {
                     self.step = if clipped { proposed } else { h };
                 } else {
                     self.step = if clipped { h_new.max(proposed) } else { h_new };
                 }
-                if self.theta > JACOBIAN_REUSE_THETA {
+                if self.theta > reuse {
                     self.jacobian = None;
                 }
                 self.jacobian_fresh = false;
@@ -608,21 +654,21 @@ mod tests {
     }
 
     impl StiffSystem for Linear {
+        type Jacobian = BandJacobian;
         fn dimension(&self) -> usize {
             2
-        }
-        fn bandwidths(&self) -> (usize, usize) {
-            (1, 1)
         }
         fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
             // y0' = -k0 (y0 - cos t) - sin t (exact: cos t + c e^{-k0 t}), y1' = -k1 y1 + y0.
             dy[0] = -self.rates[0] * (y[0] - t.cos()) - t.sin();
             dy[1] = -self.rates[1] * y[1] + y[0];
         }
-        fn jacobian(&mut self, _t: f64, _y: &[f64], j: &mut BandMatrix<f64>) {
+        fn jacobian(&mut self, _t: f64, _y: &[f64]) -> BandJacobian {
+            let mut j = BandMatrix::zeros(2, 1, 1);
             j.add(0, 0, -self.rates[0]);
             j.add(1, 1, -self.rates[1]);
             j.add(1, 0, 1.0);
+            BandJacobian::new(j)
         }
     }
 
@@ -632,20 +678,20 @@ mod tests {
     }
 
     impl StiffSystem for VanDerPol {
+        type Jacobian = BandJacobian;
         fn dimension(&self) -> usize {
             2
-        }
-        fn bandwidths(&self) -> (usize, usize) {
-            (1, 1)
         }
         fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
             dy[0] = y[1];
             dy[1] = ((1.0 - y[0] * y[0]) * y[1] - y[0]) / self.epsilon;
         }
-        fn jacobian(&mut self, _t: f64, y: &[f64], j: &mut BandMatrix<f64>) {
+        fn jacobian(&mut self, _t: f64, y: &[f64]) -> BandJacobian {
+            let mut j = BandMatrix::zeros(2, 1, 1);
             j.add(0, 1, 1.0);
             j.add(1, 0, (-2.0 * y[0] * y[1] - 1.0) / self.epsilon);
             j.add(1, 1, (1.0 - y[0] * y[0]) / self.epsilon);
+            BandJacobian::new(j)
         }
     }
 
