@@ -6,6 +6,7 @@ use silt_io::coupled_scene::{is_coupled_scene, CoupledScene};
 use silt_io::fiber_scene::is_fiber_scene;
 use silt_io::fluid_run::{FluidRunError, FluidSimulation};
 use silt_io::fluid_scene::{is_fluid_scene, FluidScene};
+use silt_io::rod_scene::is_rod_scene;
 use silt_io::scene::Scene;
 use silt_io::simulation::{RunError, Simulation};
 use std::io::IsTerminal;
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 
 mod fibers;
 mod progress;
+mod rods;
 mod validate;
 
 /// The built-in default scene: a polydisperse bed poured onto a floor.
@@ -39,7 +41,8 @@ struct Cli {
 enum Command {
     /// Run a scene (without SCENE: the built-in default scene, a polydisperse bed poured onto a floor).
     /// A scene with a top-level [fluid] table is a fluid scene (incompressible flow on a grid); one
-    /// with only a [fibers] table is a fiber scene (bead chains at low Reynolds number).
+    /// with only a [fibers] table is a fiber scene (bead chains at low Reynolds number); one with only a
+    /// [rods] table is a rod scene (geometrically exact Cosserat rods).
     Run {
         scene: Option<PathBuf>,
         /// Output directory (default: silt-output/<scene name>).
@@ -57,7 +60,8 @@ enum Command {
     },
     /// Check a scene and print derived quantities (particles: contact time, overlaps, Stokes numbers,
     /// memory; fluid: grid, time step and its limits, Reynolds number, memory; fibers: bending time
-    /// and the step against it, solver, B and shear numbers).
+    /// and the step against it, solver, B and shear numbers; rods: stiffnesses, frequencies, the
+    /// explicit stability limit and the recommended integrator).
     Check { scene: Option<PathBuf> },
     /// Print the built-in default scene (a commented example of the format).
     DefaultScene,
@@ -164,6 +168,9 @@ fn check(scene: Option<&Path>) -> ExitCode {
     if is_fiber_scene(&text) {
         return fibers::check(&text, &source);
     }
+    if is_rod_scene(&text) {
+        return rods::check(&text, &source);
+    }
     let (scene, _) = match load(text, &source) {
         Ok(s) => s,
         Err(code) => return code,
@@ -200,6 +207,9 @@ fn run(
     }
     if is_fiber_scene(&text) {
         return fibers::run(&text, &source, output, resume, until, quiet);
+    }
+    if is_rod_scene(&text) {
+        return rods::run(&text, &source, output, resume, until, quiet);
     }
     let (scene, text) = match load(text, &source) {
         Ok(s) => s,

@@ -3,6 +3,8 @@
 use silt_io::coupled_scene::{is_coupled_scene, CoupledScene};
 use silt_io::fiber_scene::{is_fiber_scene, FiberScene};
 use silt_io::fluid_scene::{is_fluid_scene, FluidScene};
+use silt_io::rod_run::RodSimulation;
+use silt_io::rod_scene::{is_rod_scene, RodScene};
 use silt_io::scene::Scene;
 
 #[test]
@@ -12,6 +14,7 @@ fn every_example_scene_builds_and_steps() {
     let mut fluid = 0;
     let mut coupled = 0;
     let mut fibers = 0;
+    let mut rods = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
@@ -44,6 +47,19 @@ fn every_example_scene_builds_and_steps() {
             fibers += 1;
             continue;
         }
+        // Rod scenes (a top-level [rods] table): build and run the first frame.
+        if is_rod_scene(&text) {
+            let scene = RodScene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let built = scene.build().unwrap_or_else(|e| panic!("{e}"));
+            let dir = tempfile::tempdir().unwrap();
+            let mut sim = RodSimulation::start(&scene, &text, built, dir.path())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            sim.run_until(Some(scene.frame_time(1)), &mut |_, _| {})
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(sim.frame >= 1, "{}", path.display());
+            rods += 1;
+            continue;
+        }
         // Fluid scenes (a top-level [fluid] table): build the solver and take a few steps.
         if is_fluid_scene(&text) {
             let scene = FluidScene::load(&path).unwrap_or_else(|e| panic!("{e}"));
@@ -69,6 +85,7 @@ fn every_example_scene_builds_and_steps() {
     assert!(fluid >= 7, "found {fluid} fluid example scenes");
     assert!(coupled >= 4, "found {coupled} coupled example scenes");
     assert!(fibers >= 3, "found {fibers} fiber example scenes");
+    assert!(rods >= 3, "found {rods} rod example scenes");
 }
 
 #[test]

@@ -13,6 +13,8 @@ pub mod fluid_run;
 pub mod fluid_scene;
 pub mod placement;
 pub mod pvd;
+pub mod rod_run;
+pub mod rod_scene;
 pub mod run_failure;
 pub mod scene;
 pub mod simulation;

@@ -6,7 +6,8 @@
 //!   segment bends against through a half-length boundary node ([`crate::rod::Clamp`]).
 //!
 //! A held end may move: its node at `origin + t U` and its frame at `exp(t ω) frame_0` (ω a world
-//! rotation vector per unit time), e.g. an end twisted at a constant rate about the rod's axis.
+//! rotation vector per unit time) for t up to a duration, e.g. an end twisted at a constant rate
+//! about the rod's axis.
 
 use silt_core::Vec3;
 
@@ -22,11 +23,43 @@ pub enum Support {
     Clamped,
 }
 
-/// Constant translational and angular velocity (world frame) of a held end.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Constant translational and angular velocity (world frame) of a held end, for `duration` (then
+/// the end stays where it got to).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EndMotion {
     pub velocity: Vec3,
     pub angular_velocity: Vec3,
+    pub duration: f64,
+}
+
+impl Default for EndMotion {
+    fn default() -> Self {
+        EndMotion {
+            velocity: Vec3::ZERO,
+            angular_velocity: Vec3::ZERO,
+            duration: f64::INFINITY,
+        }
+    }
+}
+
+impl EndMotion {
+    /// Moving for ever.
+    pub fn constant(velocity: Vec3, angular_velocity: Vec3) -> Self {
+        EndMotion {
+            velocity,
+            angular_velocity,
+            duration: f64::INFINITY,
+        }
+    }
+
+    /// The velocity at time t.
+    pub fn velocity_at(&self, t: f64) -> Vec3 {
+        if t < self.duration {
+            self.velocity
+        } else {
+            Vec3::ZERO
+        }
+    }
 }
 
 /// The support of one end and where it was at t = 0.
@@ -77,12 +110,15 @@ impl Boundary {
 
     /// Where the held node is at time t.
     pub fn position(&self, t: f64) -> Vec3 {
-        self.origin + t * self.motion.velocity
+        self.origin + t.min(self.motion.duration) * self.motion.velocity
     }
 
     /// The clamp frame at time t.
     pub fn frame_at(&self, t: f64) -> Quat {
-        mul(rotation_exp(t * self.motion.angular_velocity), self.frame)
+        mul(
+            rotation_exp(t.min(self.motion.duration) * self.motion.angular_velocity),
+            self.frame,
+        )
     }
 
     /// Puts the held node and the clamp frame where they are at time t.

@@ -122,7 +122,7 @@ impl RodModel {
         for boundary in &self.boundaries {
             boundary.apply(rod, t);
             if let Some(node) = boundary.held_node(rod) {
-                motion.velocities[node] = boundary.motion.velocity;
+                motion.velocities[node] = boundary.motion.velocity_at(t);
             }
         }
     }

@@ -27,7 +27,9 @@ use crate::dynamics::{accelerations, RodModel, RodMotion};
 use crate::hessian::{strain_gram, unknowns};
 use crate::jacobian::jacobian;
 use crate::quaternion::{conj, mul, normalized, pure, Quat};
-use crate::radau::{IterationMatrix, Radau5, RadauError, RadauOptions, RadauStats, StiffSystem};
+use crate::radau::{
+    IterationMatrix, Radau5, RadauError, RadauMemory, RadauOptions, RadauStats, StiffSystem,
+};
 use crate::rod::Rod;
 
 /// Values per interior block.
@@ -591,6 +593,31 @@ impl ImplicitRod {
     pub fn stats(&self) -> RadauStats {
         self.radau.stats
     }
+
+    /// The state vector ([`pack`]'s layout).
+    pub fn state_vector(&self) -> &[f64] {
+        &self.state
+    }
+
+    /// Puts the rod at `time` in `state` with the integrator's `memory` (a checkpoint).
+    pub fn restore(
+        &mut self,
+        time: f64,
+        state: Vec<f64>,
+        memory: RadauMemory,
+    ) -> Result<(), String> {
+        if state.len() != self.state.len() {
+            return Err(format!(
+                "the state holds {} values, the rod needs {}",
+                state.len(),
+                self.state.len()
+            ));
+        }
+        self.time = time;
+        self.state = state;
+        self.radau.restore(memory);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -635,10 +662,7 @@ mod tests {
             &mut rod,
             End::First,
             Support::Clamped,
-            EndMotion {
-                velocity: Vec3::ZERO,
-                angular_velocity: Vec3::new(0.5, 0.0, 0.0),
-            },
+            EndMotion::constant(Vec3::ZERO, Vec3::new(0.5, 0.0, 0.0)),
         );
         let inertia = Inertia {
             node_masses: (0..6).map(|k| 1.0 + 0.1 * k as f64).collect(),

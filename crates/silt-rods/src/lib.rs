@@ -11,6 +11,7 @@ pub mod band;
 pub mod boundary;
 pub mod dissipation;
 pub mod dynamics;
+pub mod fields;
 pub mod hessian;
 pub mod implicit;
 pub mod jacobian;

@@ -217,6 +217,23 @@ const JACOBIAN_REUSE_THETA: f64 = 1e-3;
 const KEEP_STEP: (f64, f64) = (1.0, 1.2);
 const UROUND: f64 = 1e-16;
 
+/// The step-size controller's memory and the counters: what a checkpoint must hold to continue a
+/// run exactly (after [`Radau5::reset`], which both the continuing and the resumed run call at a
+/// checkpoint, the rest is recomputed from the state).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RadauMemory {
+    pub step: f64,
+    pub first: bool,
+    pub last_rejected: bool,
+    pub previous_step: f64,
+    pub previous_error: f64,
+    pub accepted_with_controller: usize,
+    pub theta: f64,
+    pub faccon: f64,
+    pub newton_limit: f64,
+    pub stats: RadauStats,
+}
+
 /// The integrator's state between calls: step size, controller memory, Jacobian and factorisations,
 /// the collocation polynomial of the last step (to start Newton), and statistics.
 pub struct Radau5<M: IterationMatrix> {
@@ -274,6 +291,37 @@ impl<M: IterationMatrix> Radau5<M> {
             derivative: None,
             continuation: None,
         }
+    }
+
+    /// The controller's memory (see [`RadauMemory`]).
+    pub fn memory(&self) -> RadauMemory {
+        RadauMemory {
+            step: self.step,
+            first: self.first,
+            last_rejected: self.last_rejected,
+            previous_step: self.previous_step,
+            previous_error: self.previous_error,
+            accepted_with_controller: self.accepted_with_controller,
+            theta: self.theta,
+            faccon: self.faccon,
+            newton_limit: self.newton_limit,
+            stats: self.stats,
+        }
+    }
+
+    /// Restores the controller's memory and forgets everything derived from the state.
+    pub fn restore(&mut self, memory: RadauMemory) {
+        self.step = memory.step;
+        self.first = memory.first;
+        self.last_rejected = memory.last_rejected;
+        self.previous_step = memory.previous_step;
+        self.previous_error = memory.previous_error;
+        self.accepted_with_controller = memory.accepted_with_controller;
+        self.theta = memory.theta;
+        self.faccon = memory.faccon;
+        self.newton_limit = memory.newton_limit;
+        self.stats = memory.stats;
+        self.reset();
     }
 
     /// Forget f(t, y) and the last step's polynomial: call after changing y or the system between

@@ -113,6 +113,29 @@ impl Rod {
         self.clamps.push(Clamp { end, frame });
     }
 
+    /// Bows the rod sideways by `amplitude sin(π s / L)` along `direction` (an imperfection that
+    /// lets a symmetric buckling problem choose a branch), turning each segment's frame with its
+    /// chord by the smallest rotation.
+    pub fn bow(&mut self, amplitude: f64, direction: Vec3) {
+        let total: f64 = self.lengths.iter().sum();
+        let mut s = 0.0;
+        let before = self.nodes.clone();
+        for (j, node) in self.nodes.iter_mut().enumerate() {
+            if j > 0 {
+                s += self.lengths[j - 1];
+            }
+            *node += amplitude * (std::f64::consts::PI * s / total).sin() * direction;
+        }
+        for j in 0..self.segments() {
+            let old = (before[j + 1] - before[j]).normalize();
+            let new = (self.nodes[j + 1] - self.nodes[j]).normalize();
+            let turn = glam::DQuat::from_rotation_arc(old, new);
+            let p = self.orientations[j];
+            let q = [turn.w, turn.x, turn.y, turn.z];
+            self.orientations[j] = crate::quaternion::mul(q, p);
+        }
+    }
+
     /// Number of segments N.
     pub fn segments(&self) -> usize {
         self.orientations.len()

@@ -130,6 +130,61 @@ impl Verlet {
     }
 }
 
+/// The fastest mode that limits an explicit step, and the step `2/ω` it allows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepLimit {
+    pub step: f64,
+    /// "axial", "shear", "rotation" (shear and bending acting on a segment's turn) or "torsion".
+    pub mode: &'static str,
+}
+
+/// An estimate of position Verlet's stability limit `2/ω_max` from the stiffest local modes
+/// (Gershgorin's bound on each row: the alternating mode of a uniform chain exactly): a node between
+/// two segments (axial and transverse springs `C_G / h`, `ω² = 2 k (1/m_a + 1/m_b)` per spring), a
+/// segment turning against its shear (`h C_G,1 / J_1`) plus its two bending nodes
+/// (`Σ (C_K / h̄)(1/J_a + 1/J_b)`), and torsion.
+pub fn explicit_step_limit(rod: &Rod, model: &RodModel) -> StepLimit {
+    let c_g = rod.stiffness.shear_extension;
+    let c_k = rod.stiffness.bending_torsion;
+    let masses = &model.inertia.node_masses;
+    let inertias = &model.inertia.segment_inertias;
+    let n = rod.segments();
+    let mut fastest = (0.0f64, "axial");
+    let mut consider = |omega_squared: f64, mode: &'static str| {
+        if omega_squared > fastest.0 {
+            fastest = (omega_squared, mode);
+        }
+    };
+    for j in 0..n {
+        let h = rod.lengths[j];
+        let mass_term = 1.0 / masses[j] + 1.0 / masses[j + 1];
+        consider(2.0 * c_g.z / h * mass_term, "axial");
+        consider(2.0 * c_g.x.max(c_g.y) / h * mass_term, "shear");
+        let j_s = inertias[j];
+        let mut bending = 0.0;
+        let mut torsion = 0.0;
+        for other in [j.checked_sub(1), (j + 1 < n).then_some(j + 1)]
+            .into_iter()
+            .flatten()
+        {
+            let node_length = 0.5 * (h + rod.lengths[other]);
+            let j_o = inertias[other];
+            bending +=
+                c_k.x.max(c_k.y) / node_length * (1.0 / j_s.x.min(j_s.y) + 1.0 / j_o.x.min(j_o.y));
+            torsion += c_k.z / node_length * (1.0 / j_s.z + 1.0 / j_o.z);
+        }
+        consider(
+            h * c_g.x.max(c_g.y) / j_s.x.min(j_s.y) + bending,
+            "rotation",
+        );
+        consider(torsion, "torsion");
+    }
+    StepLimit {
+        step: 2.0 / fastest.0.sqrt(),
+        mode: fastest.1,
+    }
+}
+
 /// One position-Verlet step of `dt` from time `t` (allocating; see [`Verlet`] for repeated steps).
 pub fn position_verlet_step(
     rod: &mut Rod,
