@@ -80,9 +80,10 @@ enum Command {
     },
     /// Benchmarks: `silt bench dem` runs the LAMMPS settling problem, `silt bench fluid` the Taylor–Green
     /// and channel flows at 128^3, `silt bench ibm` the coupled spheres (ten Cate E3, 500 spheres),
-    /// `silt bench fibers` the RPY product (beside pystokes when installed) and constrained fiber steps.
+    /// `silt bench fibers` the RPY product (beside pystokes when installed) and constrained fiber steps,
+    /// `silt bench rods` Cosserat rods (beside PyElastica when installed).
     Bench {
-        /// Benchmark name: dem, fluid, ibm or fibers.
+        /// Benchmark name: dem, fluid, ibm, fibers or rods.
         name: String,
         /// Smaller problem and fewer steps, for a smoke test.
         #[arg(long)]

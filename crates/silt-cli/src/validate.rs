@@ -52,9 +52,10 @@ pub fn bench(name: &str, quick: bool) -> ExitCode {
         "fluid" => bench_fluid(quick),
         "ibm" => bench_ibm(quick),
         "fibers" => bench_fibers(quick),
+        "rods" => bench_rods(quick),
         other => {
             eprintln!(
-                "error: no benchmark is named \"{other}\"; available: dem, fluid, ibm, fibers"
+                "error: no benchmark is named \"{other}\"; available: dem, fluid, ibm, fibers, rods"
             );
             ExitCode::from(2)
         }
@@ -134,6 +135,28 @@ fn bench_fibers(quick: bool) -> ExitCode {
     match run(&options, &mut |line: &str| eprintln!("bench: {line}")) {
         Ok(report) => {
             println!("Silt fiber benchmark");
+            print!("{}", report.table());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Cosserat rods beside PyElastica: Verlet per step, time to the static answer, the stiff steel rod
+/// (docs/performance.md).
+fn bench_rods(quick: bool) -> ExitCode {
+    use silt_validation::bench_rods::{run, RodBenchOptions};
+    let options = if quick {
+        RodBenchOptions::quick()
+    } else {
+        RodBenchOptions::default()
+    };
+    match run(&options, &mut |line: &str| eprintln!("bench: {line}")) {
+        Ok(report) => {
+            println!("Silt rod benchmark");
             print!("{}", report.table());
             ExitCode::SUCCESS
         }

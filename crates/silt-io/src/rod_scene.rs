@@ -106,6 +106,10 @@ pub struct RodGroup {
     pub poisson_ratio: Option<f64>,
     #[serde(default = "default_shear_coefficient")]
     pub shear_coefficient: f64,
+    /// Explicit stiffness diagonals in place of the circular section's: `[k G A, k G A, E A]` and
+    /// `[E I_1, E I_2, G J]`.
+    pub shear_stiffness: Option<[f64; 3]>,
+    pub bending_stiffness: Option<[f64; 3]>,
     /// Antman's inner damping: η_E and η_S (Pa s).
     #[serde(default)]
     pub extensional_viscosity: f64,
@@ -292,6 +296,12 @@ impl RodScene {
                 shear,
                 group.shear_coefficient,
             );
+            if let Some(c) = group.shear_stiffness {
+                stiffness.shear_extension = Vec3::from_array(c);
+            }
+            if let Some(c) = group.bending_stiffness {
+                stiffness.bending_torsion = Vec3::from_array(c);
+            }
             match group.kirchhoff.as_str() {
                 "unshearable" => {
                     stiffness.shear_extension.x *= group.kirchhoff_factor;
@@ -498,6 +508,19 @@ fn check(section: RodsSection, source: &Path) -> Result<RodScene, SceneError> {
             ("shear_coefficient", r.shear_coefficient),
         ] {
             keys.require(positive(v), &key(name), v, "must be positive and finite")?;
+        }
+        for (name, v) in [
+            ("shear_stiffness", r.shear_stiffness),
+            ("bending_stiffness", r.bending_stiffness),
+        ] {
+            if let Some(c) = v {
+                keys.require(
+                    c.iter().all(|x| x.is_finite() && *x > 0.0),
+                    &key(name),
+                    format!("{c:?}"),
+                    "three positive, finite stiffnesses",
+                )?;
+            }
         }
         keys.require(
             r.imperfection.is_finite() && r.imperfection.abs() <= 0.1,

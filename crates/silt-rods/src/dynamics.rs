@@ -146,6 +146,26 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// Node forces of the last [`loads_into`].
+    pub fn forces(&self) -> &[Vec3] {
+        &self.forces
+    }
+
+    /// Segment couples (body frame) of the last [`loads_into`].
+    pub fn torques(&self) -> &[Vec3] {
+        &self.torques
+    }
+
+    /// `1/m` per node.
+    pub fn inverse_masses(&self) -> &[f64] {
+        &self.inverse_masses
+    }
+
+    /// `1/J` per segment.
+    pub fn inverse_inertias(&self) -> &[Vec3] {
+        &self.inverse_inertias
+    }
+
     /// Computes the constant factors of `rod` and `model`; call again whenever their reference
     /// lengths, masses or inertias change.
     pub fn prepare(&mut self, rod: &Rod, model: &RodModel) {
@@ -190,8 +210,30 @@ pub fn accelerations_into(
     accelerations: &mut [Vec3],
     angular: &mut [Vec3],
 ) {
+    loads_into(rod, motion, model, work);
     let n = rod.segments();
-    let inertia = &model.inertia;
+    for j in 0..=n {
+        accelerations[j] =
+            work.forces[j] * work.inverse_masses[j] - model.drag * motion.velocities[j];
+    }
+    for boundary in &model.boundaries {
+        if let Some(node) = boundary.held_node(rod) {
+            accelerations[node] = Vec3::ZERO;
+        }
+    }
+    for s in 0..n {
+        let (w, j) = (
+            motion.angular_velocities[s],
+            model.inertia.segment_inertias[s],
+        );
+        angular[s] = (work.torques[s] - w.cross(j * w)) * work.inverse_inertias[s] - model.drag * w;
+    }
+}
+
+/// All loads on the rod, into `work`: node forces (world) and segment couples (body), elastic,
+/// viscous and external (read them with [`Workspace::forces`] and [`Workspace::torques`]).
+pub fn loads_into(rod: &Rod, motion: &RodMotion, model: &RodModel, work: &mut Workspace) {
+    let n = rod.segments();
     let forces = &mut work.forces;
     let torques = &mut work.torques;
     forces.clear();
@@ -223,19 +265,9 @@ pub fn accelerations_into(
         );
         add_inner_loads(rod, &work.stresses, &work.moments, forces, torques);
     }
-    model.loads.add_forces(rod, inertia, 1.0, forces, torques);
-    for j in 0..=n {
-        accelerations[j] = forces[j] * work.inverse_masses[j] - model.drag * motion.velocities[j];
-    }
-    for boundary in &model.boundaries {
-        if let Some(node) = boundary.held_node(rod) {
-            accelerations[node] = Vec3::ZERO;
-        }
-    }
-    for s in 0..n {
-        let (w, j) = (motion.angular_velocities[s], inertia.segment_inertias[s]);
-        angular[s] = (torques[s] - w.cross(j * w)) * work.inverse_inertias[s] - model.drag * w;
-    }
+    model
+        .loads
+        .add_forces(rod, &model.inertia, 1.0, forces, torques);
 }
 
 /// Kinetic energy `Σ ½ m v² + Σ ½ Ωᵀ J Ω`.

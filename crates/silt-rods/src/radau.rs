@@ -365,6 +365,11 @@ impl<M: IterationMatrix> Radau5<M> {
         let mut complex_rhs = vec![Complex64::new(0.0, 0.0); n];
         let mut steps = 0;
         while *t < t_end {
+            // Within round-off of the end: there.
+            if t_end - *t <= 1e-14 * t_end.abs().max(1.0) {
+                *t = t_end;
+                break;
+            }
             steps += 1;
             if steps > self.options.max_steps {
                 self.derivative = Some(derivative);
@@ -373,11 +378,8 @@ impl<M: IterationMatrix> Radau5<M> {
             let proposed = self.step.min(self.options.max_step);
             // Stretch to the end when within 1 % of it, and clip at it; the controller keeps its
             // own proposal for the next call.
-            let h = if *t + 1.01 * proposed >= t_end {
-                t_end - *t
-            } else {
-                proposed
-            };
+            let reaches_end = *t + 1.01 * proposed >= t_end;
+            let h = if reaches_end { t_end - *t } else { proposed };
             if h <= 1e-14 * t.abs().max(1.0) {
                 self.derivative = Some(derivative);
                 return Err(RadauError::StepTooSmall { time: *t, step: h });
@@ -566,7 +568,8 @@ impl<M: IterationMatrix> Radau5<M> {
                 }
                 self.previous_step = h;
                 self.previous_error = error.max(1e-2);
-                *t += h;
+                // The last step lands on t_end exactly (t + (t_end - t) may miss it by an ulp).
+                *t = if reaches_end { t_end } else { *t + h };
                 for i in 0..n {
                     y[i] += z[2][i];
                 }
