@@ -206,7 +206,7 @@ pub fn rod_cantilever_dynamics_case(out: &Path, quick: bool) -> Result<CaseRepor
             format!("{:.6}", r.tip),
             pct(error),
             yes(ok),
-            r.settled_time.map_or("-".into(), |t| format!("{t}")),
+            r.settled_time.map_or("-".into(), |t| format!("{t:.2}")),
             r.settled_seconds.map_or("-".into(), |s| format!("{s:.3}")),
             format!("{}", r.steps),
             format!("{:.2}", r.seconds),
