@@ -1,7 +1,7 @@
 //! `silt check` and `silt run` for fiber scenes (a top-level `[fibers]` table).
 
 use crate::progress;
-use silt_io::fiber_run::{FiberRunError, FiberSimulation};
+use silt_io::fiber_run::FiberSimulation;
 use silt_io::fiber_scene::FiberScene;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -12,17 +12,9 @@ pub fn check(text: &str, source: &Path) -> ExitCode {
         let system = scene.build()?;
         Ok((scene, system))
     });
-    match built {
-        Ok((scene, system)) => {
-            print!("{}", silt_io::fiber_scene::check_report(&scene, &system));
-            println!("ok: the scene is valid");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-    }
+    crate::report_check(built, |(scene, system)| {
+        silt_io::fiber_scene::check_report(scene, system)
+    })
 }
 
 pub fn run(
@@ -55,16 +47,9 @@ pub fn run(
     } else {
         FiberSimulation::start(&scene, text, system, &out_dir)
     };
-    let mut sim = match started {
+    let mut sim = match crate::started(started) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(if matches!(e, FiberRunError::Checkpoint(_)) {
-                2
-            } else {
-                1
-            });
-        }
+        Err(code) => return code,
     };
     let until_step = until.map_or(sim.end_step(), |t| (t / scene.dt).round() as u64);
     let stop = until_step.min(sim.end_step());

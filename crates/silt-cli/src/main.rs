@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use silt_io::coupled_run::{CoupledRunError, CoupledSimulation};
 use silt_io::coupled_scene::{is_coupled_scene, CoupledScene};
 use silt_io::fiber_scene::is_fiber_scene;
-use silt_io::fluid_run::{FluidRunError, FluidSimulation};
+use silt_io::fluid_run::FluidSimulation;
 use silt_io::fluid_scene::{is_fluid_scene, FluidScene};
 use silt_io::rod_scene::is_rod_scene;
 use silt_io::scene::Scene;
@@ -295,17 +295,9 @@ fn check_fluid(text: &str, source: &Path) -> ExitCode {
         let solver = scene.build()?;
         Ok((scene, solver))
     });
-    match built {
-        Ok((scene, solver)) => {
-            print!("{}", silt_io::fluid_scene::check_report(&scene, &solver));
-            println!("ok: the scene is valid");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-    }
+    report_check(built, |(scene, solver)| {
+        silt_io::fluid_scene::check_report(scene, solver)
+    })
 }
 
 fn run_fluid(
@@ -337,16 +329,9 @@ fn run_fluid(
     } else {
         FluidSimulation::start(&scene, text, solver, &out_dir)
     };
-    let mut sim = match started {
+    let mut sim = match crate::started(started) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(if matches!(e, FluidRunError::Checkpoint(_)) {
-                2
-            } else {
-                1
-            });
-        }
+        Err(code) => return code,
     };
     let stop = until.map_or(sim.final_time(), |t| t.min(sim.final_time()));
     if !quiet {
@@ -399,20 +384,9 @@ fn check_coupled(text: &str, source: &Path) -> ExitCode {
         let (fluid, coupled) = scene.build()?;
         Ok((scene, fluid, coupled))
     });
-    match built {
-        Ok((scene, fluid, coupled)) => {
-            print!(
-                "{}",
-                silt_io::coupled_scene::check_report(&scene, &fluid, &coupled)
-            );
-            println!("ok: the scene is valid");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-    }
+    report_check(built, |(scene, fluid, coupled)| {
+        silt_io::coupled_scene::check_report(scene, fluid, coupled)
+    })
 }
 
 fn run_coupled(
@@ -615,4 +589,39 @@ pub(crate) fn stopped(error: &dyn std::fmt::Display, out_dir: &Path) -> ExitCode
         out_dir.display()
     );
     ExitCode::from(1)
+}
+
+/// Prints a built scene's `silt check` report, or the scene's error (exit code 2).
+pub(crate) fn report_check<T>(
+    built: Result<T, silt_io::scene::SceneError>,
+    report: impl FnOnce(&T) -> String,
+) -> ExitCode {
+    match built {
+        Ok(built) => {
+            print!("{}", report(&built));
+            println!("ok: the scene is valid");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A started or resumed run, or, printed, the exit code of its failure: 2 for a checkpoint that
+/// cannot be resumed (bad input), 1 otherwise.
+pub(crate) fn started<S, D: std::fmt::Display>(
+    result: Result<S, silt_io::run_failure::RunFailure<D>>,
+) -> Result<S, ExitCode> {
+    result.map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(
+            if matches!(e, silt_io::run_failure::RunFailure::Checkpoint(_)) {
+                2
+            } else {
+                1
+            },
+        )
+    })
 }

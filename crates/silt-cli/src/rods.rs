@@ -1,7 +1,7 @@
 //! `silt check` and `silt run` for rod scenes (a top-level `[rods]` table).
 
 use crate::progress;
-use silt_io::rod_run::{RodRunError, RodSimulation};
+use silt_io::rod_run::RodSimulation;
 use silt_io::rod_scene::{RodIntegrator, RodScene};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -12,17 +12,9 @@ pub fn check(text: &str, source: &Path) -> ExitCode {
         let rods = scene.build()?;
         Ok((scene, rods))
     });
-    match built {
-        Ok((scene, rods)) => {
-            print!("{}", silt_io::rod_scene::check_report(&scene, &rods));
-            println!("ok: the scene is valid");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-    }
+    crate::report_check(built, |(scene, rods)| {
+        silt_io::rod_scene::check_report(scene, rods)
+    })
 }
 
 pub fn run(
@@ -55,16 +47,9 @@ pub fn run(
     } else {
         RodSimulation::start(&scene, text, rods, &out_dir)
     };
-    let mut sim = match started {
+    let mut sim = match crate::started(started) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(if matches!(e, RodRunError::Checkpoint(_)) {
-                2
-            } else {
-                1
-            });
-        }
+        Err(code) => return code,
     };
     if !quiet {
         let integrator = match scene.integrator {
