@@ -1,4 +1,4 @@
-//! Reading the checkpoints of fluid and coupled runs: the file, its kind, its format and the scene it was
+//! Reading the checkpoints of fluid, coupled and rod runs: the file, its kind, its format and the scene it was
 //! written for are checked in one place, each mistake a message naming the file.
 
 use crate::simulation::fingerprint;

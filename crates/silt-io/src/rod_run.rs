@@ -16,6 +16,7 @@
 //! in the continuing run as in a resumed one, so both take the same steps.
 
 use crate::atomic::write_atomic;
+use crate::checkpoint::read_checkpoint;
 use crate::csv_series::CsvSeries;
 use crate::pvd::PvdSeries;
 use crate::rod_scene::{BuiltRod, RodIntegrator, RodScene};
@@ -404,22 +405,14 @@ impl RodSimulation {
         out_dir: &Path,
     ) -> Result<RodSimulation, RodRunError> {
         let path = out_dir.join("checkpoint.bin");
-        let bytes = std::fs::read(&path).map_err(io_error(&path))?;
         let bad = |m: String| RodRunError::Checkpoint(format!("{}: {m}", path.display()));
-        let file: CheckpointFile = bincode::deserialize(&bytes)
-            .map_err(|e| bad(format!("not a Silt rod checkpoint ({e})")))?;
-        if file.format != CHECKPOINT_FORMAT || file.kind != CHECKPOINT_KIND {
-            return Err(bad(format!(
-                "checkpoint kind {:?} format {} is not a rod checkpoint of this version",
-                file.kind, file.format
-            )));
-        }
-        if file.scene_fingerprint != fingerprint(scene_text) {
-            return Err(bad(
-                "the checkpoint was written for a different scene file; resume with the same scene"
-                    .into(),
-            ));
-        }
+        let file: CheckpointFile = read_checkpoint(
+            &path,
+            ("rod", CHECKPOINT_KIND, CHECKPOINT_FORMAT),
+            scene_text,
+            |f: &CheckpointFile| (f.format, f.kind.clone(), f.scene_fingerprint),
+        )
+        .map_err(RodRunError::Checkpoint)?;
         if file.rods.len() != rods.len() {
             return Err(bad(format!(
                 "the checkpoint holds {} rods, the scene {}",
