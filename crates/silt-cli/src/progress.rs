@@ -13,6 +13,8 @@ pub struct Progress {
     /// Work items per step (particles, cells) and their name, for the cost per item-step.
     items: usize,
     item_name: &'static str,
+    /// What is counted: steps, or frames (rod runs, whose integrators choose their own steps).
+    unit: &'static str,
 }
 
 impl Progress {
@@ -44,7 +46,22 @@ impl Progress {
             end_step,
             items,
             item_name,
+            unit: "step",
         }
+    }
+
+    /// Counts frames (or another unit) instead of steps.
+    pub fn counting(mut self, unit: &'static str) -> Self {
+        self.unit = unit;
+        if let Some(bar) = &self.bar {
+            bar.set_style(
+                ProgressStyle::with_template(&format!(
+                    "{{bar:40}} {{pos}}/{{len}} {unit}s  {{per_sec}}  ETA {{eta}}  {{msg}}"
+                ))
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+        }
+        self
     }
 
     pub fn update(&mut self, step: u64) {
@@ -58,8 +75,9 @@ impl Progress {
             let done = (step - self.first_step) as f64;
             let rate = done / elapsed.max(1e-9);
             let remaining = (self.end_step - step) as f64 / rate.max(1e-9);
+            let unit = self.unit;
             eprintln!(
-                "step {step}/{} ({:.1}%), {rate:.1} steps/s, {:.3} us per {}-step, ETA {remaining:.0} s",
+                "{unit} {step}/{} ({:.1}%), {rate:.1} {unit}s/s, {:.3} us per {}-{unit}, ETA {remaining:.0} s",
                 self.end_step,
                 100.0 * step as f64 / self.end_step.max(1) as f64,
                 1e6 / (rate * self.items as f64).max(1e-9),

@@ -75,7 +75,8 @@ pub fn run(
         sim.frame,
         sim.end_frame(),
         (count, "rod"),
-    );
+    )
+    .counting("frame");
     let result = sim.run_until(until, &mut |frame, _| display.update(frame));
     display.finish();
     match result {

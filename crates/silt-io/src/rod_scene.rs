@@ -843,6 +843,34 @@ pub fn check_report(scene: &RodScene, rods: &[BuiltRod]) -> String {
             format_f64(limit.step),
             limit.mode
         );
+        // The discrete curvature (2/h) sin(θ/2) stops passing on more moment at a turn of π/2 between
+        // neighbouring segments: warn when an end's turning or the rest curvature asks for a lot.
+        let end_turn = [
+            (
+                group.first_end_angular_velocity,
+                group.first_end_motion_duration,
+            ),
+            (
+                group.last_end_angular_velocity,
+                group.last_end_motion_duration,
+            ),
+        ]
+        .iter()
+        .map(|(w, d)| {
+            Vec3::from_array(*w).length() * d.unwrap_or(scene.end_time).min(scene.end_time)
+        })
+        .sum::<f64>();
+        let rest_turn = Vec3::from_array(group.rest_curvature).length() * h;
+        let per_segment = end_turn / group.segments as f64 + rest_turn;
+        if per_segment > 0.5 {
+            let _ = writeln!(
+                out,
+                "    warning: up to {} rad of turn between neighbouring segments (prescribed end rotation \
+                 and rest curvature); the discrete curvature (2/h) sin(theta/2) is 4 % soft at 0.5 rad \
+                 and stops resisting at pi/2: use more segments",
+                format_f64(per_segment)
+            );
+        }
         if group.kirchhoff != "none" {
             let _ = writeln!(
                 out,
