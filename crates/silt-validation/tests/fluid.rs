@@ -67,7 +67,7 @@ fn steady_poiseuille_is_the_discrete_parabola_and_second_order() {
 fn steady_couette_is_exact() {
     for viscous in [Viscous::CrankNicolson, Viscous::Explicit] {
         let dt = if viscous == Viscous::Explicit {
-            1e-4
+            4e-4
         } else {
             0.01
         };
