@@ -32,12 +32,9 @@ pub fn run(
         let system = scene.build()?;
         Ok((scene, system))
     });
-    let (scene, system) = match built {
+    let (scene, system) = match crate::built(built) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let out_dir = crate::output_dir(output, source, "fibers");
     let beads = system.fibers.bead_count();

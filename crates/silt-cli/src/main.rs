@@ -315,12 +315,9 @@ fn run_fluid(
         let solver = scene.build()?;
         Ok((scene, solver))
     });
-    let (scene, solver) = match built {
+    let (scene, solver) = match crate::built(built) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let out_dir = output_dir(output, source, "fluid");
     let cells = solver.grid().cell_count();
@@ -623,5 +620,13 @@ pub(crate) fn started<S, D: std::fmt::Display>(
                 1
             },
         )
+    })
+}
+
+/// A parsed and built scene, or, printed, exit code 2 (bad input).
+pub(crate) fn built<T>(result: Result<T, silt_io::scene::SceneError>) -> Result<T, ExitCode> {
+    result.map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
     })
 }

@@ -32,12 +32,9 @@ pub fn run(
         let rods = scene.build()?;
         Ok((scene, rods))
     });
-    let (scene, rods) = match built {
+    let (scene, rods) = match crate::built(built) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let out_dir = crate::output_dir(output, source, "rods");
     let count = rods.len();
