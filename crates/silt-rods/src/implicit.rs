@@ -23,7 +23,7 @@ use silt_core::Vec3;
 use num_complex::Complex64;
 
 use crate::band::{BandLu, BandMatrix, Scalar, Singular};
-use crate::dynamics::{accelerations, RodModel, RodMotion};
+use crate::dynamics::{accelerations_into, RodModel, RodMotion, Workspace};
 use crate::hessian::{strain_gram, unknowns};
 use crate::jacobian::jacobian;
 use crate::quaternion::{conj, mul, normalized, pure, Quat};
@@ -130,15 +130,25 @@ pub struct RodSystem<'a> {
     pub model: &'a RodModel,
     rod: Rod,
     motion: RodMotion,
+    /// The force evaluation's scratch space and constant factors, prepared once (f is evaluated
+    /// about ten times per step).
+    work: Workspace,
+    accelerations: Vec<Vec3>,
+    angular: Vec<Vec3>,
 }
 
 impl<'a> RodSystem<'a> {
     /// `rod` gives the reference state (lengths, stiffness, rest curvature, clamps).
     pub fn new(rod: &Rod, model: &'a RodModel) -> Self {
+        let mut work = Workspace::default();
+        work.prepare(rod, model);
         RodSystem {
             model,
             rod: rod.clone(),
             motion: RodMotion::rest(rod),
+            work,
+            accelerations: vec![Vec3::ZERO; rod.nodes.len()],
+            angular: vec![Vec3::ZERO; rod.segments()],
         }
     }
 
@@ -160,9 +170,17 @@ impl StiffSystem for RodSystem<'_> {
 
     fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
         self.read(t, y);
+        accelerations_into(
+            &self.rod,
+            &self.motion,
+            self.model,
+            &mut self.work,
+            &mut self.accelerations,
+            &mut self.angular,
+        );
         let (rod, motion) = (&self.rod, &self.motion);
-        let (a, alpha) = accelerations(rod, motion, self.model);
-        for (j, (v, a)) in motion.velocities.iter().zip(&a).enumerate() {
+        let (a, alpha) = (&self.accelerations, &self.angular);
+        for (j, (v, a)) in motion.velocities.iter().zip(a).enumerate() {
             dy[position_slot(j)..position_slot(j) + 3].copy_from_slice(&v.to_array());
             dy[velocity_slot(j)..velocity_slot(j) + 3].copy_from_slice(&a.to_array());
         }
@@ -170,7 +188,7 @@ impl StiffSystem for RodSystem<'_> {
             .orientations
             .iter()
             .zip(&motion.angular_velocities)
-            .zip(&alpha)
+            .zip(alpha)
             .enumerate()
         {
             let rate = mul(*p, pure(*w)).map(|c| 0.5 * c);
