@@ -1,87 +1,69 @@
-//! Progress display: a bar with rate and ETA on a terminal, plain log lines otherwise.
+//! Progress display of a run, measured in simulated time (adaptive steps make the step count unknown):
+//! a bar with the time, step and ETA on a terminal, a plain line every 5 s otherwise.
 
 use indicatif::{ProgressBar, ProgressStyle};
+use silt_io::run::{format_time, Progress};
 use std::time::{Duration, Instant};
 
-pub struct Progress {
+pub struct Display {
     bar: Option<ProgressBar>,
     plain: bool,
     start: Instant,
     last_log: Instant,
-    first_step: u64,
-    end_step: u64,
-    /// Work items per step (particles, cells) and their name, for the cost per item-step.
-    items: usize,
-    item_name: &'static str,
-    /// What is counted: steps, or frames (rod runs, whose integrators choose their own steps).
-    unit: &'static str,
+    first_step: Option<u64>,
+    /// Work items per step (particles, cells, ...) and their name, for the cost per item-step.
+    size: (usize, &'static str),
 }
 
-impl Progress {
-    pub fn new(
-        quiet: bool,
-        terminal: bool,
-        first_step: u64,
-        end_step: u64,
-        (items, item_name): (usize, &'static str),
-    ) -> Self {
+impl Display {
+    const TICKS: u64 = 1000;
+
+    pub fn new(quiet: bool, terminal: bool, size: (usize, &'static str)) -> Self {
         let bar = (!quiet && terminal).then(|| {
-            let bar = ProgressBar::new(end_step);
+            let bar = ProgressBar::new(Self::TICKS);
             bar.set_style(
-                ProgressStyle::with_template(
-                    "{bar:40} {pos}/{len} steps  {per_sec}  ETA {eta}  {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                ProgressStyle::with_template("{bar:40} {percent:>3}%  ETA {eta}  {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
-            bar.set_position(first_step);
             bar
         });
         let now = Instant::now();
-        Progress {
+        Display {
             bar,
             plain: !quiet && !terminal,
             start: now,
             last_log: now,
-            first_step,
-            end_step,
-            items,
-            item_name,
-            unit: "step",
+            first_step: None,
+            size,
         }
     }
 
-    /// Counts frames (or another unit) instead of steps.
-    pub fn counting(mut self, unit: &'static str) -> Self {
-        self.unit = unit;
+    pub fn update(&mut self, p: Progress) {
+        let first_step = *self.first_step.get_or_insert(p.steps.saturating_sub(1));
+        let span = p.stop_time - p.first_time;
+        let fraction = if span > 0.0 {
+            ((p.time - p.first_time) / span).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        let time = format_time(p.time);
         if let Some(bar) = &self.bar {
-            bar.set_style(
-                ProgressStyle::with_template(&format!(
-                    "{{bar:40}} {{pos}}/{{len}} {unit}s  {{per_sec}}  ETA {{eta}}  {{msg}}"
-                ))
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-        }
-        self
-    }
-
-    pub fn update(&mut self, step: u64) {
-        if let Some(bar) = &self.bar {
-            bar.set_position(step);
+            bar.set_position((fraction * Self::TICKS as f64) as u64);
+            bar.set_message(format!("t {time}, step {}", p.steps));
         } else if self.plain
-            && (self.last_log.elapsed() >= Duration::from_secs(5) || step == self.end_step)
+            && (self.last_log.elapsed() >= Duration::from_secs(5) || fraction >= 1.0)
         {
             self.last_log = Instant::now();
-            let elapsed = self.start.elapsed().as_secs_f64();
-            let done = (step - self.first_step) as f64;
-            let rate = done / elapsed.max(1e-9);
-            let remaining = (self.end_step - step) as f64 / rate.max(1e-9);
-            let unit = self.unit;
+            let elapsed = self.start.elapsed().as_secs_f64().max(1e-9);
+            let rate = (p.steps - first_step) as f64 / elapsed;
+            let remaining = elapsed * (1.0 - fraction) / fraction.max(1e-9);
+            let (items, unit) = self.size;
             eprintln!(
-                "{unit} {step}/{} ({:.1}%), {rate:.1} {unit}s/s, {:.3} us per {}-{unit}, ETA {remaining:.0} s",
-                self.end_step,
-                100.0 * step as f64 / self.end_step.max(1) as f64,
-                1e6 / (rate * self.items as f64).max(1e-9),
-                self.item_name
+                "t = {time}/{} ({:.1}%), step {}, {rate:.1} steps/s, {:.3} us per {unit}-step, ETA {remaining:.0} s",
+                format_time(p.stop_time),
+                100.0 * fraction,
+                p.steps,
+                1e6 / (rate * items as f64).max(1e-9),
             );
         }
     }

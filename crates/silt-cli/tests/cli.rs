@@ -30,7 +30,7 @@ fn default_scene_checks_and_runs() {
     );
     assert!(run.status.success(), "{}", stderr(&run));
     for file in [
-        "out/particles.pvd",
+        "out/series.pvd",
         "out/diagnostics.csv",
         "out/track_0.csv",
         "out/checkpoint.bin",

@@ -1,101 +1,59 @@
-//! Every scene in examples/ is valid and runs.
+//! Every scene in examples/ is valid and runs, through the path of `silt run`.
 
-use silt_io::coupled_scene::{is_coupled_scene, CoupledScene};
-use silt_io::fiber_scene::{is_fiber_scene, FiberScene};
-use silt_io::fluid_scene::{is_fluid_scene, FluidScene};
-use silt_io::rod_run::RodSimulation;
-use silt_io::rod_scene::{is_rod_scene, RodScene};
+use silt_core::model::{Clock, Horizon, Model};
 use silt_io::scene::Scene;
+use silt_io::scenes::{self, SceneKind};
+
+/// Starts the scene's run in a temporary directory (writing its first frame) and takes three steps
+/// (adaptive clocks: three steps toward a thousandth of the frame interval).
+fn smoke<K: SceneKind>(kind: &K, text: &str, name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sim =
+        scenes::simulation(kind, text, dir.path(), false).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let horizon = 1e-3 * kind.settings().interval;
+    for _ in 0..3 {
+        let step = match sim.model.clock() {
+            Clock::Fixed(_) => Horizon::Steps(1),
+            Clock::Adaptive => Horizon::Time(sim.model.time() + horizon),
+        };
+        sim.model
+            .advance(step)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    assert!(sim.model.time() > 0.0, "{name}");
+}
 
 #[test]
 fn every_example_scene_builds_and_steps() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let mut count = 0;
-    let mut fluid = 0;
-    let mut coupled = 0;
-    let mut fibers = 0;
-    let mut rods = 0;
+    let mut kinds = std::collections::BTreeMap::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
-        let text = std::fs::read_to_string(&path).unwrap();
-        // Coupled scenes (particle tables and [fluid]): build both and take a step.
-        if is_coupled_scene(&text) {
-            let scene = CoupledScene::load(&path).unwrap_or_else(|e| panic!("{e}"));
-            let (mut solver, mut particles) = scene.build().unwrap_or_else(|e| panic!("{e}"));
-            solver
-                .step_with(&mut particles)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            if let Some(e) = particles.error {
-                panic!("{}: {e}", path.display());
-            }
-            coupled += 1;
-            continue;
-        }
-        // Fiber scenes (a top-level [fibers] table): build and take a few steps.
-        if is_fiber_scene(&text) {
-            let scene = FiberScene::load(&path).unwrap_or_else(|e| panic!("{e}"));
-            let mut system = scene.build().unwrap_or_else(|e| panic!("{e}"));
-            let mut integrator = silt_fibers::dynamics::AdamsBashforth::default();
-            for _ in 0..3 {
-                system
-                    .step(scene.dt, &mut integrator)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            }
-            fibers += 1;
-            continue;
-        }
-        // Rod scenes (a top-level [rods] table): build, write the initial frame, and advance each
-        // rod by Radau IIA for a thousandth of the first frame.
-        if is_rod_scene(&text) {
-            let scene = RodScene::load(&path).unwrap_or_else(|e| panic!("{e}"));
-            let built = scene.build().unwrap_or_else(|e| panic!("{e}"));
-            let dir = tempfile::tempdir().unwrap();
-            RodSimulation::start(&scene, &text, built.clone(), dir.path())
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let horizon = 1e-3 * scene.frame_time(1).max(1e-3);
-            for rod in built {
-                let mut implicit = silt_rods::implicit::ImplicitRod::new(
-                    &rod.rod,
-                    &silt_rods::dynamics::RodMotion::rest(&rod.rod),
-                    rod.model,
-                    silt_rods::radau::RadauOptions::default(),
-                );
-                implicit
-                    .advance_to(horizon)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            }
-            rods += 1;
-            continue;
-        }
-        // Fluid scenes (a top-level [fluid] table): build the solver and take a few steps.
-        if is_fluid_scene(&text) {
-            let scene = FluidScene::load(&path).unwrap_or_else(|e| panic!("{e}"));
-            let mut solver = scene.build().unwrap_or_else(|e| panic!("{e}"));
-            for _ in 0..3 {
-                solver
-                    .step()
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            }
-            fluid += 1;
-            continue;
-        }
-        let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
-        let mut system = scene.build().unwrap_or_else(|e| panic!("{e}"));
-        for _ in 0..5 {
-            system
-                .step()
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        }
-        count += 1;
+        let text = scenes::read_scene(&path).unwrap();
+        let name = path.display().to_string();
+        let scene = scenes::Scene::parse(&text, &path).unwrap_or_else(|e| panic!("{e}"));
+        match &scene {
+            scenes::Scene::Particles(s) => smoke(s, &text, &name),
+            scenes::Scene::Fluid(s) => smoke(s, &text, &name),
+            scenes::Scene::Coupled(s) => smoke(s, &text, &name),
+            scenes::Scene::Fibers(s) => smoke(s, &text, &name),
+            scenes::Scene::Rods(s) => smoke(s, &text, &name),
+        };
+        *kinds.entry(scene.kind()).or_insert(0) += 1;
     }
-    assert!(count >= 3, "found {count} example scenes");
-    assert!(fluid >= 7, "found {fluid} fluid example scenes");
-    assert!(coupled >= 4, "found {coupled} coupled example scenes");
-    assert!(fibers >= 3, "found {fibers} fiber example scenes");
-    assert!(rods >= 3, "found {rods} rod example scenes");
+    for (kind, least) in [
+        ("particles", 3),
+        ("fluid", 7),
+        ("coupled", 4),
+        ("fibers", 3),
+        ("rods", 3),
+    ] {
+        let found = kinds.get(kind).copied().unwrap_or(0);
+        assert!(found >= least, "found {found} {kind} example scenes");
+    }
 }
 
 #[test]

@@ -68,8 +68,8 @@ fn a_fiber_scene_checks_runs_and_resumes_byte_for_byte() {
     );
     assert!(rest.status.success(), "{}", stderr(&rest));
     for file in [
-        "fiber_diagnostics.csv",
-        "fibers.pvd",
+        "diagnostics.csv",
+        "series.pvd",
         "fibers/fibers_000004.vtp",
         "checkpoint.bin",
     ] {

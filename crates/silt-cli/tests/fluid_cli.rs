@@ -84,8 +84,8 @@ fn fluid_scene_checks_runs_and_resumes_byte_for_byte() {
         stderr(&one)
     );
     for file in [
-        "fluid.pvd",
-        "fluid_diagnostics.csv",
+        "series.pvd",
+        "diagnostics.csv",
         "fluid/fluid_000000.vti",
         "fluid/fluid_000005.vti",
         "profiles/profile_000005.csv",
@@ -131,7 +131,7 @@ fn the_default_output_directory_is_named_after_the_scene() {
     std::fs::write(dir.path().join("tiny.toml"), scene).unwrap();
     let out = silt(&["run", "tiny.toml", "-q"], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(dir.path().join("silt-output/tiny/fluid.pvd").exists());
+    assert!(dir.path().join("silt-output/tiny/series.pvd").exists());
 }
 
 #[test]
@@ -244,10 +244,10 @@ interval = 0.02
     let message = stderr(&out);
     assert!(message.contains("the flow diverged at step"), "{message}");
     assert!(
-        message.contains("output written before the failure is kept"),
+        message.contains("last good frame and checkpoint) is kept"),
         "{message}"
     );
-    let rows = std::fs::read_to_string(dir.path().join("out/fluid_diagnostics.csv")).unwrap();
+    let rows = std::fs::read_to_string(dir.path().join("out/diagnostics.csv")).unwrap();
     assert!(rows.lines().count() >= 5, "{rows}");
 }
 

@@ -76,8 +76,8 @@ fn a_rod_scene_checks_runs_and_resumes_byte_for_byte() {
     );
     assert!(rest.status.success(), "{}", stderr(&rest));
     for file in [
-        "rod_diagnostics.csv",
-        "rods.pvd",
+        "diagnostics.csv",
+        "series.pvd",
         "rods/rods_000008.vtp",
         "checkpoint.bin",
     ] {

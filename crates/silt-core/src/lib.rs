@@ -4,6 +4,7 @@
 //! Units: Silt computes in whatever consistent unit system a scene uses (SI recommended).
 
 pub mod lanes;
+pub mod model;
 pub mod rk3;
 pub mod simd;
 

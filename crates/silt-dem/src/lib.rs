@@ -12,6 +12,7 @@ pub mod forces;
 pub mod geometry;
 pub mod integrator;
 pub mod material;
+pub mod model;
 pub mod neighbor;
 pub mod particles;
 pub mod system;

@@ -271,8 +271,8 @@ impl FiberSystem {
     }
 
     /// [`FiberSystem::motion`] with the constraint rows it was solved with (reused by the
-    /// diagnostics of a step instead of assembled again).
-    fn solve_motion(&self) -> Result<(ConstrainedMotion, ConstraintSystem), String> {
+    /// diagnostics of a step instead of assembled again, and by [`FiberSystem::step_with`]).
+    pub fn solve_motion(&self) -> Result<(ConstrainedMotion, ConstraintSystem), String> {
         let (forces, torques) = self.known_loads();
         let (flow_v, flow_w) = self.flow.at_beads(&self.fibers.positions);
         let ambient = (self.flow != AmbientFlow::Quiescent).then_some(Ambient {
@@ -302,7 +302,18 @@ impl FiberSystem {
         dt: f64,
         integrator: &mut AdamsBashforth,
     ) -> Result<(ConstrainedMotion, Diagnostics), String> {
-        let (motion, system) = self.solve_motion()?;
+        let solved = self.solve_motion()?;
+        self.step_with(dt, integrator, solved)
+    }
+
+    /// [`FiberSystem::step`] with the motion at the current state already solved
+    /// ([`FiberSystem::solve_motion`], e.g. for the output of this state).
+    pub fn step_with(
+        &mut self,
+        dt: f64,
+        integrator: &mut AdamsBashforth,
+        (motion, system): (ConstrainedMotion, ConstraintSystem),
+    ) -> Result<(ConstrainedMotion, Diagnostics), String> {
         self.last_multipliers.clone_from(&motion.multipliers);
         let diagnostics = self.diagnostics_with(&motion, &system);
         let spin_rates: Vec<DQuat> = self
@@ -381,7 +392,8 @@ impl FiberSystem {
         self.diagnostics_with(motion, &self.constraint_system())
     }
 
-    fn diagnostics_with(
+    /// The diagnostics of `motion`, the motion at the current state solved with the rows `system`.
+    pub fn diagnostics_with(
         &self,
         motion: &ConstrainedMotion,
         system: &ConstraintSystem,

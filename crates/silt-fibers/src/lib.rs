@@ -12,5 +12,6 @@ pub mod dynamics;
 pub mod elasticity;
 pub mod flows;
 pub mod mobility;
+pub mod model;
 pub mod multipliers;
 pub mod rpy;

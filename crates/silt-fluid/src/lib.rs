@@ -8,6 +8,7 @@ pub(crate) mod dense_transform;
 pub mod diagnostics;
 pub mod grid;
 pub mod jacobi;
+pub mod model;
 pub mod momentum;
 pub mod poisson;
 pub mod projection;

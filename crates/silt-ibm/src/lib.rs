@@ -7,6 +7,7 @@ pub mod coupling;
 pub mod delta;
 pub mod forcing;
 pub mod markers;
+pub mod model;
 pub mod profiles;
 pub mod transfer;
 pub mod volume_fraction;

@@ -2,20 +2,15 @@
 //! series and checkpoints. Every file is written whole or not at all.
 
 pub mod atomic;
-mod checkpoint;
-pub mod coupled_run;
 pub mod coupled_scene;
 pub mod csv_series;
 pub mod derived;
-pub mod fiber_run;
 pub mod fiber_scene;
-pub mod fluid_run;
 pub mod fluid_scene;
 pub mod placement;
 pub mod pvd;
-pub mod rod_run;
 pub mod rod_scene;
-pub mod run_failure;
+pub mod run;
 pub mod scene;
-pub mod simulation;
+pub mod scenes;
 pub mod vtk;

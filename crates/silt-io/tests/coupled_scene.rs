@@ -2,10 +2,11 @@
 //! mistake is one clear error, a run writes one time series of both, resumes bit for bit and does not
 //! depend on the thread count, and prescribed motion holds until the release.
 
-use silt_io::coupled_run::{CoupledSimulation, DIAGNOSTIC_COLUMNS};
+use silt_ibm::model::{CoupledModel, DIAGNOSTIC_COLUMNS};
 use silt_io::coupled_scene::{is_coupled_scene, CoupledScene};
 use silt_io::fluid_scene::is_fluid_scene;
 use silt_io::pvd::PvdSeries;
+use silt_io::run::Simulation;
 use std::path::Path;
 
 /// Three heavy spheres (D = 5 h) sinking in a box periodic along x and y with walls at z = 0 and 1.6;
@@ -258,14 +259,11 @@ fn mistakes_in_coupled_scenes_are_named() {
 }
 
 /// Runs `scene` in `dir`, stopping at `until` steps (and resuming from `dir`'s checkpoint when asked).
-fn run(scene: &CoupledScene, dir: &Path, until: u64, resume: bool) -> CoupledSimulation {
-    let (fluid, coupled) = scene.build().unwrap();
-    let mut sim = if resume {
-        CoupledSimulation::resume(scene, BASE, fluid, coupled, dir).unwrap()
-    } else {
-        CoupledSimulation::start(scene, BASE, fluid, coupled, dir).unwrap()
-    };
-    sim.run_until(until, &mut |_, _| {}).unwrap();
+fn run(scene: &CoupledScene, dir: &Path, until: u64, resume: bool) -> Simulation<CoupledModel> {
+    let scene = Box::new(scene.clone());
+    let mut sim = silt_io::scenes::simulation(&scene, BASE, dir, resume).unwrap();
+    let until = (until < u64::MAX).then_some(until as f64 * sim.model.dt);
+    sim.run(until, &mut |_| {}).unwrap();
     sim
 }
 
@@ -282,7 +280,7 @@ fn resumed_and_single_threaded_runs_equal_the_continuous_run() {
     let scene = parse(BASE).unwrap();
     let whole_dir = tempfile::tempdir().unwrap();
     let whole = run(&scene, whole_dir.path(), u64::MAX, false);
-    assert_eq!(whole.step_count(), 20);
+    assert_eq!(whole.model.fluid.state.steps, 20);
 
     let split_dir = tempfile::tempdir().unwrap();
     // Stop between checkpoints (step 7), then continue.
@@ -297,8 +295,11 @@ fn resumed_and_single_threaded_runs_equal_the_continuous_run() {
     let single = pool.install(|| run(&scene, single_dir.path(), u64::MAX, false));
 
     for other in [&split, &single] {
-        assert_eq!(other.fluid.state, whole.fluid.state);
-        let (a, b) = (&whole.coupled.dem.particles, &other.coupled.dem.particles);
+        assert_eq!(other.model.fluid.state, whole.model.fluid.state);
+        let (a, b) = (
+            &whole.model.particles.dem.particles,
+            &other.model.particles.dem.particles,
+        );
         assert_eq!(bits(&a.position), bits(&b.position));
         assert_eq!(bits(&a.velocity), bits(&b.velocity));
         assert_eq!(bits(&a.angular_velocity), bits(&b.angular_velocity));
@@ -354,10 +355,10 @@ fn a_run_writes_one_series_and_moves_the_spheres() {
     assert_eq!(rows.len(), 16);
     // The planes' solid fractions are those of the grid's cells, whose mean is the spheres' volume over
     // the box's to the accuracy of the level-set fractions (about 5% low at R = 2.5 h).
-    let p = &sim.coupled.dem.particles;
+    let p = &sim.model.particles.dem.particles;
     let spheres: Vec<(glam::DVec3, f64)> =
         p.position.iter().copied().zip(p.radius.clone()).collect();
-    let phi = silt_ibm::profiles::solid_fraction(&sim.coupled.forcing.layout, &spheres);
+    let phi = silt_ibm::profiles::solid_fraction(&sim.model.particles.forcing.layout, &spheres);
     for (plane, row) in rows.iter().enumerate() {
         let mean = phi[256 * plane..256 * (plane + 1)].iter().sum::<f64>() / 256.0;
         assert!(

@@ -3,8 +3,9 @@
 //! and resumed from its checkpoint (on another thread count) equals a continuous run bit for bit,
 //! output files included.
 
-use silt_io::fiber_run::FiberSimulation;
+use silt_fibers::model::FiberModel;
 use silt_io::fiber_scene::{is_fiber_scene, FiberScene};
+use silt_io::run::Simulation;
 use std::path::Path;
 
 /// A small valid scene with most keys; each case below breaks it in one place.
@@ -404,14 +405,10 @@ fn no_fiber_scene_makes_silt_panic() {
     assert!(accepted > 10, "{accepted}");
 }
 
-fn run(scene: &FiberScene, dir: &Path, until: u64, resume: bool) -> FiberSimulation {
-    let system = scene.build().unwrap();
-    let mut sim = if resume {
-        FiberSimulation::resume(scene, BASE, system, dir).unwrap()
-    } else {
-        FiberSimulation::start(scene, BASE, system, dir).unwrap()
-    };
-    sim.run_until(until, &mut |_, _| {}).unwrap();
+fn run(scene: &FiberScene, dir: &Path, until: u64, resume: bool) -> Simulation<FiberModel> {
+    let mut sim = silt_io::scenes::simulation(scene, BASE, dir, resume).unwrap();
+    let until = (until < u64::MAX).then_some(until as f64 * sim.model.dt);
+    sim.run(until, &mut |_| {}).unwrap();
     sim
 }
 
@@ -422,7 +419,7 @@ fn resumed_and_single_threaded_runs_equal_the_continuous_run() {
     let scene = parse(BASE).unwrap();
     let whole_dir = tempfile::tempdir().unwrap();
     let whole = run(&scene, whole_dir.path(), u64::MAX, false);
-    assert_eq!(whole.step, 20);
+    assert_eq!(whole.model.steps, 20);
     let split_dir = tempfile::tempdir().unwrap();
     drop(run(&scene, split_dir.path(), 7, false));
     let pool = rayon::ThreadPoolBuilder::new()
@@ -436,20 +433,17 @@ fn resumed_and_single_threaded_runs_equal_the_continuous_run() {
             .collect()
     };
     assert_eq!(
-        bits(&whole.system.fibers.positions),
-        bits(&split.system.fibers.positions)
+        bits(&whole.model.system.fibers.positions),
+        bits(&split.model.system.fibers.positions)
     );
-    for file in [
-        "fiber_diagnostics.csv",
-        "fibers.pvd",
-        "fibers/fibers_000004.vtp",
-    ] {
+    for file in ["diagnostics.csv", "series.pvd", "fibers/fibers_000004.vtp"] {
         let expected = std::fs::read(whole_dir.path().join(file)).unwrap();
         let got = std::fs::read(split_dir.path().join(file)).unwrap();
         assert!(got == expected, "{file} differs");
     }
     let start = parse(BASE).unwrap().build().unwrap();
     let moved = whole
+        .model
         .system
         .fibers
         .positions
@@ -458,20 +452,22 @@ fn resumed_and_single_threaded_runs_equal_the_continuous_run() {
         .filter(|(a, b)| (**a - **b).length() > 1e-6)
         .count();
     assert!(moved > 20, "{moved} beads moved");
-    assert!(whole.system.fibers.link_length_error() < 1e-12);
+    assert!(whole.model.system.fibers.link_length_error() < 1e-12);
     let clamped = start.fibers.fibers()[5].start;
     assert!(
-        (whole.system.fibers.positions[clamped] - start.fibers.positions[clamped]).length() < 1e-12
+        (whole.model.system.fibers.positions[clamped] - start.fibers.positions[clamped]).length()
+            < 1e-12
     );
-    let csv = std::fs::read_to_string(whole_dir.path().join("fiber_diagnostics.csv")).unwrap();
+    let csv = std::fs::read_to_string(whole_dir.path().join("diagnostics.csv")).unwrap();
+    // Rows at steps 0, 2, ..., 20 and at the frames (every 5 steps): 5 and 15 besides.
     assert_eq!(
         csv.lines().count(),
-        1 + 10 + 1,
-        "header, every 2nd step, the end"
+        1 + 11 + 2,
+        "header, every 2nd step and every frame"
     );
     assert!(csv.starts_with("time,step,end_to_end"));
     assert!(
-        whole.system.spins.iter().any(|s| s.abs() > 1e-6),
+        whole.model.system.spins.iter().any(|s| s.abs() > 1e-6),
         "the fibers twist"
     );
 }

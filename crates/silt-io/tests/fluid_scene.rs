@@ -2,8 +2,10 @@
 //! no scene makes Silt panic, the initial conditions are what the documentation says, and a run stopped
 //! and resumed from its checkpoint equals a continuous run bit for bit, output files included.
 
-use silt_io::fluid_run::{FluidRunError, FluidSimulation};
+use silt_fluid::model::FluidModel;
 use silt_io::fluid_scene::{is_fluid_scene, FluidScene, InitialCondition};
+use silt_io::run::{RunError, Simulation};
+use silt_io::scenes::simulation;
 use std::path::Path;
 
 /// A small valid scene with most keys; each case below breaks it in one place.
@@ -269,7 +271,7 @@ amplitude = 2.0
     );
     assert!(divergence < 1e-12, "{divergence}");
     // omega_z = dv/dx - du/dy = U (kx^2 / ky + ky) cos(kx x) cos(ky y) at the cell centres.
-    let vorticity = silt_io::fluid_run::cell_vorticity(&solver.state.velocity, 0.0625);
+    let vorticity = silt_fluid::model::cell_vorticity(&solver.state.velocity, 0.0625);
     let (kx, ky) = (std::f64::consts::PI, 2.0 * std::f64::consts::PI);
     let mut worst: f64 = 0.0;
     for (n, w) in vorticity.iter().enumerate() {
@@ -383,8 +385,8 @@ fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-fn bits(s: &FluidSimulation) -> Vec<u64> {
-    let state = &s.solver.state;
+fn bits(s: &Simulation<FluidModel>) -> Vec<u64> {
+    let state = &s.model.solver.state;
     state
         .velocity
         .iter()
@@ -399,27 +401,23 @@ fn bits(s: &FluidSimulation) -> Vec<u64> {
 fn check_restart(text: &str, stop: f64, crash: f64) {
     let scene = FluidScene::parse(text, Path::new("restart.toml")).unwrap();
     let continuous_dir = tempfile::tempdir().unwrap();
-    let mut continuous =
-        FluidSimulation::start(&scene, text, scene.build().unwrap(), continuous_dir.path())
-            .unwrap();
-    continuous.run_until(f64::INFINITY, &mut |_| {}).unwrap();
+    let mut continuous = simulation(&scene, text, continuous_dir.path(), false).unwrap();
+    continuous.run(None, &mut |_| {}).unwrap();
     assert!(continuous.finished());
 
     let split_dir = tempfile::tempdir().unwrap();
-    let mut first =
-        FluidSimulation::start(&scene, text, scene.build().unwrap(), split_dir.path()).unwrap();
-    first.run_until(stop, &mut |_| {}).unwrap();
+    let mut first = simulation(&scene, text, split_dir.path(), false).unwrap();
+    first.run(Some(stop), &mut |_| {}).unwrap();
     let checkpoint = split_dir.path().join("checkpoint.bin");
     let at_stop = std::fs::read(&checkpoint).unwrap();
-    let stopped_at = first.solver.state.steps;
-    first.run_until(crash, &mut |_| {}).unwrap();
-    assert!(first.solver.state.steps > stopped_at);
+    let stopped_at = first.model.solver.state.steps;
+    first.run(Some(crash), &mut |_| {}).unwrap();
+    assert!(first.model.solver.state.steps > stopped_at);
     std::fs::write(&checkpoint, at_stop).unwrap();
     drop(first);
-    let mut resumed =
-        FluidSimulation::resume(&scene, text, scene.build().unwrap(), split_dir.path()).unwrap();
-    assert_eq!(resumed.solver.state.steps, stopped_at);
-    resumed.run_until(f64::INFINITY, &mut |_| {}).unwrap();
+    let mut resumed = simulation(&scene, text, split_dir.path(), true).unwrap();
+    assert_eq!(resumed.model.solver.state.steps, stopped_at);
+    resumed.run(None, &mut |_| {}).unwrap();
 
     assert!(bits(&continuous) == bits(&resumed), "the fields differ");
     let (a, b) = (
@@ -432,8 +430,8 @@ fn check_restart(text: &str, stop: f64, crash: f64) {
         assert!(x == y, "{name} differs after the restart");
     }
     for expected in [
-        "fluid.pvd",
-        "fluid_diagnostics.csv",
+        "series.pvd",
+        "diagnostics.csv",
         "fluid/fluid_000000.vti",
         "profiles/profile_000000.csv",
         "checkpoint.bin",
@@ -455,11 +453,10 @@ fn resumed_runs_equal_continuous_runs_with_fixed_and_adaptive_steps() {
 fn adaptive_steps_land_on_the_frame_times_and_the_diagnostics_are_sane() {
     let scene = FluidScene::parse(CAVITY, Path::new("cavity.toml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut sim =
-        FluidSimulation::start(&scene, CAVITY, scene.build().unwrap(), dir.path()).unwrap();
-    sim.run_until(f64::INFINITY, &mut |_| {}).unwrap();
-    assert_eq!(sim.solver.state.time, 0.6);
-    let csv = std::fs::read_to_string(dir.path().join("fluid_diagnostics.csv")).unwrap();
+    let mut sim = simulation(&scene, CAVITY, dir.path(), false).unwrap();
+    sim.run(None, &mut |_| {}).unwrap();
+    assert_eq!(sim.model.solver.state.time, 0.6);
+    let csv = std::fs::read_to_string(dir.path().join("diagnostics.csv")).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(
@@ -537,19 +534,16 @@ fn results_do_not_depend_on_the_thread_count() {
 fn resuming_with_another_scene_or_without_checkpoint_is_refused() {
     let scene = FluidScene::parse(CHANNEL, Path::new("channel.toml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let missing = FluidSimulation::resume(&scene, CHANNEL, scene.build().unwrap(), dir.path())
-        .err()
-        .unwrap();
-    assert!(matches!(missing, FluidRunError::Checkpoint(_)), "{missing}");
-    let mut sim =
-        FluidSimulation::start(&scene, CHANNEL, scene.build().unwrap(), dir.path()).unwrap();
-    sim.run_until(0.05, &mut |_| {}).unwrap();
+    let missing = simulation(&scene, CHANNEL, dir.path(), true).err().unwrap();
+    assert!(matches!(missing, RunError::Checkpoint(_)), "{missing}");
+    let mut sim = simulation(&scene, CHANNEL, dir.path(), false).unwrap();
+    sim.run(Some(0.05), &mut |_| {}).unwrap();
     let other_text = CHANNEL.replace("viscosity = 0.02", "viscosity = 0.03");
     let other = FluidScene::parse(&other_text, Path::new("other.toml")).unwrap();
-    let err = FluidSimulation::resume(&other, &other_text, other.build().unwrap(), dir.path())
+    let err = simulation(&other, &other_text, dir.path(), true)
         .err()
         .unwrap();
-    assert!(err.to_string().contains("different scene"), "{err}");
+    assert!(err.to_string().contains("other physics"), "{err}");
 }
 
 #[test]
@@ -569,11 +563,11 @@ checkpoint_interval = 0.05
 "#;
     let scene = FluidScene::parse(text, Path::new("runaway.toml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut sim = FluidSimulation::start(&scene, text, scene.build().unwrap(), dir.path()).unwrap();
-    let err = sim.run_until(f64::INFINITY, &mut |_| {}).err().unwrap();
-    assert!(matches!(err, FluidRunError::Diverged(_)), "{err}");
+    let mut sim = simulation(&scene, text, dir.path(), false).unwrap();
+    let err = sim.run(None, &mut |_| {}).err().unwrap();
+    assert!(matches!(err, RunError::Diverged(_)), "{err}");
     assert!(err.to_string().contains("CFL"), "{err}");
-    let rows = std::fs::read_to_string(dir.path().join("fluid_diagnostics.csv")).unwrap();
+    let rows = std::fs::read_to_string(dir.path().join("diagnostics.csv")).unwrap();
     assert!(rows.lines().count() >= 5, "{rows}");
     assert!(dir.path().join("checkpoint.bin").exists());
 }

@@ -2,7 +2,7 @@
 //! depend on the number of threads.
 
 use silt_io::scene::Scene;
-use silt_io::simulation::Simulation;
+use silt_io::scenes::simulation;
 use std::path::Path;
 
 /// Frictional polydisperse spheres falling onto a floor and colliding: contacts start, slide, stick and
@@ -63,37 +63,38 @@ fn bits(v: &[glam::DVec3]) -> Vec<[u64; 3]> {
 fn resumed_run_equals_continuous_run() {
     let scene = scene();
     let continuous_dir = tempfile::tempdir().unwrap();
-    let mut continuous =
-        Simulation::start(&scene, SCENE, scene.build().unwrap(), continuous_dir.path()).unwrap();
-    continuous.run_until(u64::MAX, &mut |_, _| {}).unwrap();
+    let mut continuous = simulation(&scene, SCENE, continuous_dir.path(), false).unwrap();
+    continuous.run(None, &mut |_| {}).unwrap();
     let contacts: usize =
-        silt_dem::diagnostics::contact_statistics(&continuous.system).pair_contacts;
+        silt_dem::diagnostics::contact_statistics(&continuous.model.system).pair_contacts;
     assert!(contacts > 0, "the test must exercise contacts");
 
     let split_dir = tempfile::tempdir().unwrap();
-    let mut first =
-        Simulation::start(&scene, SCENE, scene.build().unwrap(), split_dir.path()).unwrap();
+    let mut first = simulation(&scene, SCENE, split_dir.path(), false).unwrap();
     // Simulate a run killed at step 270, after its regular checkpoint at step 200: output up to step 270
     // exists, the checkpoint is that of step 200. The resumed run must rewrite the later output.
-    first.run_until(200, &mut |_, _| {}).unwrap();
+    first.run(Some(200.0 * 2e-5), &mut |_| {}).unwrap();
     let checkpoint = split_dir.path().join("checkpoint.bin");
     let at_200 = std::fs::read(&checkpoint).unwrap();
-    first.run_until(270, &mut |_, _| {}).unwrap();
+    first.run(Some(270.0 * 2e-5), &mut |_| {}).unwrap();
+    assert_eq!(first.model.system.step_count, 270);
     std::fs::write(&checkpoint, at_200).unwrap();
     drop(first);
-    let mut resumed =
-        Simulation::resume(&scene, SCENE, scene.build().unwrap(), split_dir.path()).unwrap();
-    assert_eq!(resumed.system.step_count, 200);
-    resumed.run_until(u64::MAX, &mut |_, _| {}).unwrap();
+    let mut resumed = simulation(&scene, SCENE, split_dir.path(), true).unwrap();
+    assert_eq!(resumed.model.system.step_count, 200);
+    resumed.run(None, &mut |_| {}).unwrap();
 
-    let (a, b) = (&continuous.system.particles, &resumed.system.particles);
+    let (a, b) = (
+        &continuous.model.system.particles,
+        &resumed.model.system.particles,
+    );
     assert_eq!(bits(&a.position), bits(&b.position));
     assert_eq!(bits(&a.velocity), bits(&b.velocity));
     assert_eq!(bits(&a.angular_velocity), bits(&b.angular_velocity));
     for file in [
         "diagnostics.csv",
         "track_3.csv",
-        "particles.pvd",
+        "series.pvd",
         "particles/particles_000012.vtp",
     ] {
         let x = std::fs::read(continuous_dir.path().join(file)).unwrap();
@@ -129,12 +130,13 @@ fn results_do_not_depend_on_the_thread_count() {
 fn resuming_with_another_scene_is_refused() {
     let scene = scene();
     let dir = tempfile::tempdir().unwrap();
-    let mut sim = Simulation::start(&scene, SCENE, scene.build().unwrap(), dir.path()).unwrap();
-    sim.run_until(200, &mut |_, _| {}).unwrap();
+    let mut sim = simulation(&scene, SCENE, dir.path(), false).unwrap();
+    sim.run(Some(200.0 * 2e-5), &mut |_| {}).unwrap();
     let other_text = SCENE.replace("e_dry = 0.7", "e_dry = 0.8");
     let other = Scene::parse(&other_text, Path::new("other.toml")).unwrap();
-    let err = Simulation::resume(&other, &other_text, other.build().unwrap(), dir.path())
+    let err = simulation(&other, &other_text, dir.path(), true)
         .err()
         .unwrap();
-    assert!(err.to_string().contains("different scene"), "{err}");
+    assert!(err.to_string().contains("other physics"), "{err}");
+    assert_eq!(err.exit_code(), 2);
 }

@@ -633,8 +633,8 @@ impl ImplicitRod {
         }
         self.time = time;
         self.state = state;
-        self.radau.restore(memory);
-        Ok(())
+        let mut system = RodSystem::new(&self.reference, &self.model);
+        self.radau.restore(memory, &mut system)
     }
 }
 

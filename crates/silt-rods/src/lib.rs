@@ -16,6 +16,7 @@ pub mod hessian;
 pub mod implicit;
 pub mod jacobian;
 pub mod loads;
+pub mod model;
 pub mod potential;
 pub mod quaternion;
 pub mod radau;

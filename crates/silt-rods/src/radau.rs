@@ -112,7 +112,7 @@ impl Default for RadauOptions {
 }
 
 /// Counters, as RADAU5 reports them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RadauStats {
     pub accepted_steps: usize,
     pub rejected_steps: usize,
@@ -217,10 +217,10 @@ const JACOBIAN_REUSE_THETA: f64 = 1e-3;
 const KEEP_STEP: (f64, f64) = (1.0, 1.2);
 const UROUND: f64 = 1e-16;
 
-/// The step-size controller's memory and the counters: what a checkpoint must hold to continue a
-/// run exactly (after [`Radau5::reset`], which both the continuing and the resumed run call at a
-/// checkpoint, the rest is recomputed from the state).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Everything the integrator carries from one call to the next: what a checkpoint must hold for a
+/// resumed run to take exactly the steps of a continuing one. The Jacobian and its factorisations are
+/// not stored but recomputed (bit for bit) from the point and the step they were taken at.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RadauMemory {
     pub step: f64,
     pub first: bool,
@@ -232,6 +232,15 @@ pub struct RadauMemory {
     pub faccon: f64,
     pub newton_limit: f64,
     pub stats: RadauStats,
+    /// f(t, y) at the current point, once evaluated.
+    pub derivative: Option<Vec<f64>>,
+    /// The collocation polynomial of the last accepted step and its step.
+    pub continuation: Option<([Vec<f64>; 3], f64)>,
+    /// Where the Jacobian in use was evaluated, whether it is fresh, and the step its iteration
+    /// matrices are factorised for.
+    pub jacobian_point: Option<(f64, Vec<f64>)>,
+    pub jacobian_fresh: bool,
+    pub factored_step: Option<f64>,
 }
 
 /// The integrator's state between calls: step size, controller memory, Jacobian and factorisations,
@@ -252,6 +261,8 @@ pub struct Radau5<M: IterationMatrix> {
     theta: f64,
     faccon: f64,
     jacobian: Option<M>,
+    /// (t, y) of the Jacobian in use (for checkpoints).
+    jacobian_point: Option<(f64, Vec<f64>)>,
     jacobian_fresh: bool,
     /// The step the iteration matrices are factorised for.
     factored_step: Option<f64>,
@@ -285,6 +296,7 @@ impl<M: IterationMatrix> Radau5<M> {
             theta: JACOBIAN_REUSE_THETA,
             faccon: 1.0,
             jacobian: None,
+            jacobian_point: None,
             jacobian_fresh: false,
             factored_step: None,
             newton_limit: f64::INFINITY,
@@ -306,11 +318,21 @@ impl<M: IterationMatrix> Radau5<M> {
             faccon: self.faccon,
             newton_limit: self.newton_limit,
             stats: self.stats,
+            derivative: self.derivative.clone(),
+            continuation: self.continuation.clone(),
+            jacobian_point: self.jacobian.as_ref().and(self.jacobian_point.clone()),
+            jacobian_fresh: self.jacobian_fresh,
+            factored_step: self.factored_step,
         }
     }
 
-    /// Restores the controller's memory and forgets everything derived from the state.
-    pub fn restore(&mut self, memory: RadauMemory) {
+    /// Restores the memory of [`Radau5::memory`] for `system`: the Jacobian is evaluated again at its
+    /// point and factorised for its step, so that the next steps are those the run would have taken.
+    pub fn restore<S: StiffSystem<Jacobian = M>>(
+        &mut self,
+        memory: RadauMemory,
+        system: &mut S,
+    ) -> Result<(), String> {
         self.step = memory.step;
         self.first = memory.first;
         self.last_rejected = memory.last_rejected;
@@ -321,7 +343,42 @@ impl<M: IterationMatrix> Radau5<M> {
         self.faccon = memory.faccon;
         self.newton_limit = memory.newton_limit;
         self.stats = memory.stats;
-        self.reset();
+        let n = system.dimension();
+        let sizes_fit = memory.derivative.as_ref().is_none_or(|d| d.len() == n)
+            && memory
+                .continuation
+                .as_ref()
+                .is_none_or(|(c, _)| c.iter().all(|v| v.len() == n))
+            && memory
+                .jacobian_point
+                .as_ref()
+                .is_none_or(|(_, y)| y.len() == n);
+        if !sizes_fit {
+            return Err(format!(
+                "the integrator's memory does not fit a system of {n} unknowns"
+            ));
+        }
+        self.derivative = memory.derivative;
+        self.continuation = memory.continuation;
+        self.jacobian_fresh = memory.jacobian_fresh;
+        self.factored_step = None;
+        self.jacobian = None;
+        self.jacobian_point = None;
+        if let Some((t, y)) = memory.jacobian_point {
+            let mut jacobian = system.jacobian(t, &y);
+            if let Some(h) = memory.factored_step {
+                let (gamma, alpha, beta) = eigenvalues();
+                jacobian
+                    .factor(gamma / h, Complex64::new(alpha / h, beta / h))
+                    .map_err(|Singular { column }| {
+                        format!("the restored iteration matrix is singular at column {column}")
+                    })?;
+                self.factored_step = Some(h);
+            }
+            self.jacobian = Some(jacobian);
+            self.jacobian_point = Some((t, y));
+        }
+        Ok(())
     }
 
     /// Forget f(t, y) and the last step's polynomial: call after changing y or the system between
@@ -330,6 +387,7 @@ impl<M: IterationMatrix> Radau5<M> {
         self.derivative = None;
         self.continuation = None;
         self.jacobian = None;
+        self.jacobian_point = None;
         self.factored_step = None;
     }
 
@@ -386,6 +444,7 @@ impl<M: IterationMatrix> Radau5<M> {
             }
             if self.jacobian.is_none() {
                 self.jacobian = Some(system.jacobian(*t, y));
+                self.jacobian_point = Some((*t, y.to_vec()));
                 self.stats.jacobian_evaluations += 1;
                 self.jacobian_fresh = true;
                 self.factored_step = None;

@@ -1,0 +1,226 @@
+//! Bead chains as a [`Model`] of the run loop: Adams–Bashforth steps of [`FiberSystem::step_with`],
+//! the fibers as polylines with their velocities and forces, and the chain's figures as diagnostics.
+//!
+//! The motion of the current state (multipliers, velocities) is what both the output of that state
+//! and the next step need: it is solved once and kept until the step that uses it.
+
+use crate::constraints::ConstraintSystem;
+use crate::dynamics::{AdamsBashforth, FiberSystem, StepRates};
+use crate::multipliers::ConstrainedMotion;
+use glam::DQuat;
+use serde::{Deserialize, Serialize};
+use silt_core::model::{
+    Array, Clock, Dataset, Frame, FrameContent, Geometry, Horizon, Model, StepFailure,
+};
+use silt_core::Vec3;
+
+/// Columns of the diagnostics table.
+pub const DIAGNOSTIC_COLUMNS: [&str; 13] = [
+    "time",
+    "step",
+    "end_to_end",
+    "mean_velocity_x",
+    "mean_velocity_y",
+    "mean_velocity_z",
+    "link_error",
+    "link_correction",
+    "constraint_residual",
+    "bending_energy",
+    "twist_energy",
+    "beads",
+    "solver_iterations",
+];
+
+/// Everything needed to continue a fiber run bit for bit.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FiberCheckpoint {
+    pub steps: u64,
+    pub time: f64,
+    pub positions: Vec<Vec3>,
+    pub orientations: Vec<DQuat>,
+    pub spins: Vec<f64>,
+    pub history: Vec<StepRates>,
+    pub link_correction: f64,
+    pub last_multipliers: Vec<f64>,
+}
+
+/// A bead system, its integrator and its fixed time step.
+pub struct FiberModel {
+    pub system: FiberSystem,
+    pub integrator: AdamsBashforth,
+    pub dt: f64,
+    pub steps: u64,
+    /// The motion of the current state, once solved.
+    solved: Option<(ConstrainedMotion, ConstraintSystem)>,
+}
+
+impl FiberModel {
+    pub fn new(system: FiberSystem, dt: f64) -> Self {
+        FiberModel {
+            system,
+            integrator: AdamsBashforth::default(),
+            dt,
+            steps: 0,
+            solved: None,
+        }
+    }
+
+    /// The motion of the current state (solved now, or kept from the output of this state).
+    fn solved(&mut self) -> Result<&(ConstrainedMotion, ConstraintSystem), StepFailure> {
+        if self.solved.is_none() {
+            let solved = self.system.solve_motion().map_err(|m| {
+                StepFailure::new(format!(
+                    "the constraint solve failed at t = {}: {m}",
+                    self.system.time
+                ))
+            })?;
+            self.solved = Some(solved);
+        }
+        Ok(self.solved.as_ref().expect("solved above"))
+    }
+}
+
+impl Model for FiberModel {
+    type Checkpoint = FiberCheckpoint;
+
+    fn kind(&self) -> &'static str {
+        "fibers"
+    }
+
+    fn time(&self) -> f64 {
+        self.system.time
+    }
+
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    fn clock(&self) -> Clock {
+        Clock::Fixed(self.dt)
+    }
+
+    fn advance(&mut self, _: Horizon) -> Result<(), StepFailure> {
+        self.solved()?;
+        let solved = self.solved.take().expect("solved above");
+        self.system
+            .step_with(self.dt, &mut self.integrator, solved)
+            .map_err(|m| {
+                StepFailure::new(format!(
+                    "step {} (t = {}) failed: {m}",
+                    self.steps + 1,
+                    self.system.time
+                ))
+            })?;
+        self.steps += 1;
+        Ok(())
+    }
+
+    fn checkpoint(&mut self) -> FiberCheckpoint {
+        let s = &self.system;
+        FiberCheckpoint {
+            steps: self.steps,
+            time: s.time,
+            positions: s.fibers.positions.clone(),
+            orientations: s.orientations.clone(),
+            spins: s.spins.clone(),
+            history: self.integrator.history().to_vec(),
+            link_correction: s.link_correction,
+            last_multipliers: s.last_multipliers.clone(),
+        }
+    }
+
+    fn restore(&mut self, c: FiberCheckpoint) -> Result<(), String> {
+        let n = self.system.fibers.bead_count();
+        if c.positions.len() != n
+            || c.orientations.len() != n
+            || c.spins.len() != n
+            || c.history.iter().any(|h| h.0.len() != n || h.1.len() != n)
+        {
+            return Err(format!("the checkpoint does not hold {n} beads"));
+        }
+        self.integrator = AdamsBashforth::from_history(c.history)?;
+        let s = &mut self.system;
+        s.fibers.positions = c.positions;
+        s.orientations = c.orientations;
+        s.spins = c.spins;
+        s.time = c.time;
+        s.link_correction = c.link_correction;
+        s.last_multipliers = c.last_multipliers;
+        self.steps = c.steps;
+        self.solved = None;
+        Ok(())
+    }
+
+    fn diagnostic_columns(&self) -> Vec<String> {
+        DIAGNOSTIC_COLUMNS.iter().map(|c| c.to_string()).collect()
+    }
+
+    fn diagnostics(&mut self) -> Result<Vec<Vec<f64>>, StepFailure> {
+        self.solved()?;
+        let (motion, rows) = self.solved.as_ref().expect("solved above");
+        let d = self.system.diagnostics_with(motion, rows);
+        Ok(vec![vec![
+            d.time,
+            self.steps as f64,
+            d.end_to_end,
+            d.mean_velocity.x,
+            d.mean_velocity.y,
+            d.mean_velocity.z,
+            d.link_error,
+            d.link_correction,
+            d.constraint_residual,
+            d.bending_energy,
+            d.twist_energy,
+            self.system.fibers.bead_count() as f64,
+            d.solver_iterations as f64,
+        ]])
+    }
+
+    fn frame(&mut self, content: FrameContent) -> Result<Frame, StepFailure> {
+        let mut frame = Frame::default();
+        if content != FrameContent::NoDatasets {
+            self.solved()?;
+            let (motion, _) = self.solved.as_ref().expect("solved above");
+            frame.datasets.push(fiber_dataset(&self.system, motion));
+        }
+        Ok(frame)
+    }
+
+    fn size(&self) -> (usize, &'static str) {
+        (self.system.fibers.bead_count(), "bead")
+    }
+}
+
+/// The fibers as polylines; point data per bead: `fiber`, `velocity`, `angular_velocity`, `force`,
+/// `torque`, `constraint_force`, `constraint_torque`; cell data per fiber: `fiber`, `end_to_end`.
+pub fn fiber_dataset(system: &FiberSystem, motion: &ConstrainedMotion) -> Dataset {
+    let y = &system.fibers.positions;
+    let lines = system.fibers.fibers();
+    let owner = system.fibers.fiber_of_bead();
+    Dataset {
+        name: "fibers",
+        geometry: Geometry::Lines {
+            points: y.clone(),
+            lines: lines.to_vec(),
+        },
+        point_data: vec![
+            Array::i32("fiber", owner.into_iter().map(|f| f as i32).collect()),
+            Array::vec3("velocity", motion.velocities.clone()),
+            Array::vec3("angular_velocity", motion.angular_velocities.clone()),
+            Array::vec3("force", motion.forces.clone()),
+            Array::vec3("torque", motion.torques.clone()),
+            Array::vec3("constraint_force", motion.constraint_forces.clone()),
+            Array::vec3("constraint_torque", motion.constraint_torques.clone()),
+        ],
+        cell_data: vec![
+            Array::i32("fiber", (0..lines.len() as i32).collect()),
+            Array::f64(
+                "end_to_end",
+                lines
+                    .iter()
+                    .map(|f| (y[f.end - 1] - y[f.start]).length())
+                    .collect(),
+            ),
+        ],
+    }
+}

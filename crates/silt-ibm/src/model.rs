@@ -1,0 +1,324 @@
+//! Resolved spheres in a fluid as a [`Model`] of the run loop: fixed steps of the coupled algorithm,
+//! one time series of the spheres (with their hydrodynamic loads) and the fluid (with the solid
+//! fraction), global figures of both as diagnostics, profiles weighted by the solid fraction (seed
+//! eq. 33) and the trajectories of tracked particles.
+
+use crate::coupling::CoupledParticles;
+use crate::profiles::{fluid_profile, particle_profile, solid_fraction};
+use crate::Vec3;
+use silt_core::model::{
+    Array, Clock, Frame, FrameContent, FrameTable, Horizon, Model, Series, StepFailure, Table,
+};
+use silt_dem::diagnostics::{contact_statistics, energies};
+use silt_dem::model::particle_dataset;
+use silt_dem::system::DemCheckpoint;
+use silt_fluid::diagnostics::{kinetic_energy, max_speed_sum, mean_over};
+use silt_fluid::model::{bulk_axis, driving_gradient, fluid_image, AXIS_NAMES};
+use silt_fluid::projection::max_divergence;
+use silt_fluid::{FluidSolver, FluidState};
+
+/// Columns of the diagnostics table.
+pub const DIAGNOSTIC_COLUMNS: [&str; 18] = [
+    "time",
+    "step",
+    "particle_kinetic_energy",
+    "particle_rotational_energy",
+    "fluid_kinetic_energy",
+    "mean_particle_vx",
+    "mean_particle_vy",
+    "mean_particle_vz",
+    "max_divergence",
+    "cfl",
+    "contacts",
+    "wall_contacts",
+    "sliding_contacts",
+    "max_overlap_over_radius",
+    "dry_contacts",
+    "markers_disabled",
+    "bulk_velocity",
+    "driving_gradient",
+];
+
+/// Columns of a tracked particle's trajectory.
+pub const TRACK_COLUMNS: [&str; 14] = [
+    "time", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz", "fx", "fy", "fz", "contacts",
+];
+
+/// Everything needed to continue a coupled run bit for bit.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct CoupledCheckpoint {
+    pub fluid: FluidState,
+    pub particles: DemCheckpoint,
+    /// The fluid momentum inside each sphere at the last stage (see [`CoupledParticles::inner`]).
+    pub inner: Option<Vec<(Vec3, Vec3)>>,
+}
+
+/// What the output of a coupled run shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CoupledOutput {
+    /// Write the spheres and the fluid images.
+    pub particle_vtk: bool,
+    pub fluid_vtk: bool,
+    /// Add the vorticity to the fluid images.
+    pub vorticity: bool,
+    /// Axis of the profiles.
+    pub profile_axis: usize,
+    /// Particle indices written as `track_<id>.csv`.
+    pub track: Vec<usize>,
+}
+
+/// A fluid and the spheres resolved on its grid, advanced with a fixed step.
+pub struct CoupledModel {
+    pub fluid: FluidSolver,
+    pub particles: CoupledParticles,
+    pub dt: f64,
+    pub output: CoupledOutput,
+    work: Vec<f64>,
+}
+
+impl CoupledModel {
+    pub fn new(
+        fluid: FluidSolver,
+        particles: CoupledParticles,
+        dt: f64,
+        output: CoupledOutput,
+    ) -> Self {
+        CoupledModel {
+            fluid,
+            particles,
+            dt,
+            output,
+            work: Vec::new(),
+        }
+    }
+
+    /// The hydrodynamic force and torque on each sphere over the last step (rho_f times the forcing's
+    /// reaction, averaged over the stages).
+    fn hydrodynamic_loads(&self) -> (Vec<Vec3>, Vec<Vec3>) {
+        let rho = self.particles.fluid_density;
+        let forcing = &self.particles.forcing;
+        (
+            forcing.step_force.iter().map(|f| rho * *f).collect(),
+            forcing.step_torque.iter().map(|t| rho * *t).collect(),
+        )
+    }
+}
+
+impl Model for CoupledModel {
+    type Checkpoint = CoupledCheckpoint;
+
+    fn kind(&self) -> &'static str {
+        "coupled"
+    }
+
+    fn time(&self) -> f64 {
+        self.fluid.state.time
+    }
+
+    fn steps(&self) -> u64 {
+        self.fluid.state.steps
+    }
+
+    fn clock(&self) -> Clock {
+        Clock::Fixed(self.dt)
+    }
+
+    fn advance(&mut self, _: Horizon) -> Result<(), StepFailure> {
+        self.fluid
+            .step_by(self.dt, &mut self.particles)
+            .map_err(|e| StepFailure::new(e.to_string()))?;
+        match self.particles.error.take() {
+            Some(e) => Err(StepFailure::new(e.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    fn checkpoint(&mut self) -> CoupledCheckpoint {
+        CoupledCheckpoint {
+            fluid: self.fluid.state.clone(),
+            particles: self.particles.dem.checkpoint(),
+            inner: self.particles.inner.clone(),
+        }
+    }
+
+    fn restore(&mut self, c: CoupledCheckpoint) -> Result<(), String> {
+        let n = self.particles.dem.particles.len();
+        if let Some(inner) = &c.inner {
+            if inner.len() != n {
+                return Err(format!("{} inner momenta for {n} particles", inner.len()));
+            }
+        }
+        self.fluid.restore(c.fluid)?;
+        self.particles.dem.restore(c.particles)?;
+        self.particles.inner = c.inner;
+        Ok(())
+    }
+
+    fn diagnostic_columns(&self) -> Vec<String> {
+        DIAGNOSTIC_COLUMNS.iter().map(|c| c.to_string()).collect()
+    }
+
+    fn diagnostics(&mut self) -> Result<Vec<Vec<f64>>, StepFailure> {
+        let dem = &self.particles.dem;
+        let p = &dem.particles;
+        let grid = *self.fluid.grid();
+        let state = &self.fluid.state;
+        let stats = contact_statistics(dem);
+        let unknowns = [0, 1, 2].map(|c| *self.fluid.velocity_unknowns(c));
+        let h = grid.spacing;
+        let e = energies(dem);
+        let free: Vec<usize> = (0..p.len()).filter(|&i| !p.fixed[i]).collect();
+        let mean_velocity = if free.is_empty() {
+            Vec3::ZERO
+        } else {
+            free.iter().map(|&i| p.velocity[i]).sum::<Vec3>() / free.len() as f64
+        };
+        let forcing = &self.particles.forcing;
+        let axis = bulk_axis(&self.fluid);
+        Ok(vec![vec![
+            state.time,
+            state.steps as f64,
+            e.kinetic(),
+            e.rotational,
+            self.particles.fluid_density * kinetic_energy(&grid, &state.velocity, &unknowns),
+            mean_velocity.x,
+            mean_velocity.y,
+            mean_velocity.z,
+            max_divergence(&state.velocity, self.fluid.cells(), h, &mut self.work),
+            max_speed_sum(&state.velocity) * self.dt / h,
+            stats.pair_contacts as f64,
+            stats.wall_contacts as f64,
+            stats.sliding_contacts as f64,
+            stats.max_overlap_over_radius,
+            self.particles.dry_contacts as f64,
+            (forcing.disabled_at_walls + forcing.disabled_between_spheres) as f64,
+            mean_over(&state.velocity[axis], &unknowns[axis]),
+            driving_gradient(&self.fluid),
+        ]])
+    }
+
+    fn frame(&mut self, content: FrameContent) -> Result<Frame, StepFailure> {
+        let dem = &self.particles.dem;
+        let p = &dem.particles;
+        let layout = &self.particles.forcing.layout;
+        let grid = layout.grid;
+        let state = &self.fluid.state;
+        let time = state.time;
+        let stats = contact_statistics(dem);
+        let spheres: Vec<(Vec3, f64)> = p.position.iter().copied().zip(p.radius.clone()).collect();
+        let phi = solid_fraction(layout, &spheres);
+        let (force, torque) = self.hydrodynamic_loads();
+        let mut frame = Frame::default();
+        if content != FrameContent::NoDatasets && self.output.particle_vtk {
+            frame.datasets.push(particle_dataset(
+                p,
+                &stats.per_particle,
+                vec![
+                    Array::vec3("hydrodynamic_force", force.clone()),
+                    Array::vec3("hydrodynamic_torque", torque),
+                ],
+            ));
+        }
+        if content == FrameContent::All && self.output.fluid_vtk {
+            frame.datasets.push(fluid_image(
+                &grid,
+                state,
+                self.output.vorticity,
+                vec![Array::f64("solid_fraction", phi.clone())],
+            ));
+        }
+
+        // Profiles along the profile axis: one row per plane of cells.
+        let axis = self.output.profile_axis;
+        let fluid_rows = fluid_profile(layout, &state.velocity, &phi, axis);
+        let low = grid.origin[axis];
+        let high = low + grid.lengths()[axis];
+        let particle_rows = particle_profile(
+            &p.position,
+            &p.velocity,
+            axis,
+            (low, high),
+            grid.cells[axis],
+        );
+        let rows = fluid_rows
+            .iter()
+            .zip(&particle_rows)
+            .map(|(f, q)| {
+                vec![
+                    time,
+                    f.position,
+                    f.solid_fraction,
+                    f.velocity[0],
+                    f.velocity[1],
+                    f.velocity[2],
+                    q.count as f64,
+                    q.velocity[0],
+                    q.velocity[1],
+                    q.velocity[2],
+                ]
+            })
+            .collect();
+        let columns = [
+            "time",
+            AXIS_NAMES[axis],
+            "solid_fraction",
+            "fluid_u",
+            "fluid_v",
+            "fluid_w",
+            "particles",
+            "particle_u",
+            "particle_v",
+            "particle_w",
+        ];
+        frame.tables.push(FrameTable {
+            folder: "profiles",
+            table: Table {
+                columns: columns.map(String::from).to_vec(),
+                rows,
+            },
+        });
+
+        for &i in &self.output.track {
+            let (x, u, w, f) = (
+                p.position[i],
+                p.velocity[i],
+                p.angular_velocity[i],
+                force[i],
+            );
+            frame.series.push(Series {
+                file: format!("track_{i}.csv"),
+                table: Table {
+                    columns: TRACK_COLUMNS.iter().map(|c| c.to_string()).collect(),
+                    rows: vec![vec![
+                        time,
+                        x.x,
+                        x.y,
+                        x.z,
+                        u.x,
+                        u.y,
+                        u.z,
+                        w.x,
+                        w.y,
+                        w.z,
+                        f.x,
+                        f.y,
+                        f.z,
+                        stats.per_particle[i] as f64,
+                    ]],
+                },
+            });
+        }
+        Ok(frame)
+    }
+
+    fn size(&self) -> (usize, &'static str) {
+        (self.fluid.grid().cell_count(), "cell")
+    }
+
+    fn timers(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("forcing", self.particles.forcing_seconds),
+            ("particles", self.particles.particle_seconds),
+        ]
+    }
+}
