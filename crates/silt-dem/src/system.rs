@@ -30,6 +30,8 @@ pub enum StepError {
         time: f64,
         position: Vec3,
     },
+    /// A coupled step asked for the stages of an integrator that has none (velocity Verlet).
+    NoStages,
 }
 
 impl std::fmt::Display for StepError {
@@ -44,6 +46,10 @@ impl std::fmt::Display for StepError {
                 f,
                 "particle {particle} left the domain at t = {time:e} (position {position}); add walls or enlarge \
                  the domain in its non-periodic directions"
+            ),
+            StepError::NoStages => write!(
+                f,
+                "velocity Verlet has no Runge–Kutta stages to sub-step in a fluid; use integrator = \"seed\""
             ),
         }
     }
@@ -93,9 +99,6 @@ pub struct DemSystem {
     pub wall_states: Vec<ContactState>,
     /// Number of force evaluations so far (for cost per evaluation).
     pub evaluations: u64,
-    /// Loads from outside the contact model (the fluid's, in coupled runs), per particle, added to every
-    /// evaluation; empty vectors for none. Not part of a checkpoint: the coupling sets them each stage.
-    pub external: Loads,
     /// Groups of fixed spheres (prescribed motion: they move at their velocity) that become free at a
     /// given time; the seed prescribes the approach velocity of a sphere before letting it go.
     pub releases: Vec<Release>,
@@ -110,22 +113,6 @@ pub struct DemSystem {
 pub struct Release {
     pub time: f64,
     pub particles: std::ops::Range<usize>,
-}
-
-/// loads += external, per particle (nothing when `external` is empty).
-fn add_external(external: &Loads, loads: &mut Loads) {
-    if external.force.is_empty() {
-        return;
-    }
-    loads
-        .force
-        .par_iter_mut()
-        .zip(loads.torque.par_iter_mut())
-        .zip(external.force.par_iter().zip(&external.torque))
-        .for_each(|((f, t), (ef, et))| {
-            *f += *ef;
-            *t += *et;
-        });
 }
 
 impl DemSystem {
@@ -156,7 +143,6 @@ impl DemSystem {
             neighbors: NeighborList::new(skin),
             wall_states,
             evaluations: 0,
-            external: Loads::default(),
             releases: Vec::new(),
             carried_loads: None,
             densities,
@@ -171,25 +157,33 @@ impl DemSystem {
 
     /// Advances the system by one time step dt.
     pub fn step(&mut self) -> Result<(), StepError> {
-        self.apply_releases();
+        self.step_with_loads(&Loads::default())
+    }
+
+    /// Advances the system by one time step dt with `external` loads (per particle; empty for none)
+    /// added to the contact, lubrication and gravity loads of every evaluation.
+    pub fn step_with_loads(&mut self, external: &Loads) -> Result<(), StepError> {
         match self.integrator {
             Integrator::PredictorCorrector { .. } | Integrator::EulerCrankNicolson { .. } => {
                 for stage in 0..3 {
-                    self.step_stage(stage)?;
+                    self.step_stage(stage, external)?;
                 }
                 Ok(())
             }
             // Its half kicks, drift, folding and checks share the passes over the particles of the
             // evaluation of the loads.
-            Integrator::VelocityVerlet => self.velocity_verlet_step(),
+            Integrator::VelocityVerlet => {
+                self.apply_releases();
+                self.velocity_verlet_step(external)
+            }
         }
     }
 
     /// The sub-steps of Runge–Kutta stage `stage` (0, 1, 2) of a step, for a coupled run in which the
     /// fluid advances between the stages (seed sec. 4: the particles sub-step within each fluid stage,
-    /// with the [external loads](DemSystem::external) held over the stage). The last stage completes the
-    /// step. Velocity Verlet has no stages: it takes its whole step at stage 2.
-    pub fn step_stage(&mut self, stage: usize) -> Result<(), StepError> {
+    /// with the `external` loads, the fluid's, held over the stage). The last stage completes the step.
+    /// Only the integrators with stages take them: velocity Verlet is refused.
+    pub fn step_stage(&mut self, stage: usize, external: &Loads) -> Result<(), StepError> {
         if stage == 0 {
             self.apply_releases();
         }
@@ -197,21 +191,16 @@ impl DemSystem {
             Integrator::PredictorCorrector { substeps } => {
                 let h = stage_fraction(stage) * self.dt / substeps[stage] as f64;
                 for _ in 0..substeps[stage] {
-                    self.predictor_corrector_substep(stage, h);
+                    self.predictor_corrector_substep(stage, h, external);
                 }
             }
             Integrator::EulerCrankNicolson { substeps } => {
                 let h = stage_fraction(stage) * self.dt / substeps[stage] as f64;
                 for _ in 0..substeps[stage] {
-                    self.euler_crank_nicolson_substep(h);
+                    self.euler_crank_nicolson_substep(h, external);
                 }
             }
-            Integrator::VelocityVerlet => {
-                return match stage {
-                    2 => self.velocity_verlet_step(),
-                    _ => Ok(()),
-                }
-            }
+            Integrator::VelocityVerlet => return Err(StepError::NoStages),
         }
         if stage < 2 {
             return Ok(());
@@ -242,7 +231,7 @@ impl DemSystem {
     }
 
     /// One sub-step of length h in RK stage `stage`: the predictor–corrector of seed eq. (19).
-    fn predictor_corrector_substep(&mut self, stage: usize, h: f64) {
+    fn predictor_corrector_substep(&mut self, stage: usize, h: f64, external: &Loads) {
         // Loads at the actual state (x^{k-1}, u^{k-1}); contacts start and end here.
         let mut current = std::mem::take(&mut self.scratch.current);
         self.evaluate(
@@ -252,6 +241,7 @@ impl DemSystem {
                 spring_increment: None,
             },
             &mut current,
+            external,
             &NoHooks,
         );
 
@@ -315,6 +305,7 @@ impl DemSystem {
                 spring_increment: Some(h),
             },
             &mut predicted,
+            external,
             &NoHooks,
         );
 
@@ -354,7 +345,7 @@ impl DemSystem {
     }
 
     /// Forward Euler velocity and Crank–Nicolson position over a sub-step of length h (seed eq. 18).
-    fn euler_crank_nicolson_substep(&mut self, h: f64) {
+    fn euler_crank_nicolson_substep(&mut self, h: f64, external: &Loads) {
         let mut loads = std::mem::take(&mut self.scratch.current);
         self.evaluate(
             false,
@@ -363,6 +354,7 @@ impl DemSystem {
                 spring_increment: Some(h),
             },
             &mut loads,
+            external,
             &NoHooks,
         );
         let p = &mut self.particles;
@@ -386,8 +378,9 @@ impl DemSystem {
     }
 
     /// Velocity Verlet as LAMMPS `fix nve/sphere`: half kick, drift, new loads, half kick. The updates run
-    /// within the per-particle passes of the evaluation ([`VerletHalfSteps`]).
-    fn velocity_verlet_step(&mut self) -> Result<(), StepError> {
+    /// within the per-particle passes of the evaluation ([`VerletHalfSteps`]); both half kicks see the
+    /// `external` loads.
+    fn velocity_verlet_step(&mut self, external: &Loads) -> Result<(), StepError> {
         let previous = match self.carried_loads.take() {
             Some(loads) => loads,
             None => {
@@ -399,6 +392,7 @@ impl DemSystem {
                         spring_increment: None,
                     },
                     &mut loads,
+                    external,
                     &NoHooks,
                 );
                 loads
@@ -414,6 +408,7 @@ impl DemSystem {
                 spring_increment: Some(dt),
             },
             &mut loads,
+            external,
             &VerletHalfSteps {
                 dt,
                 time,
@@ -436,6 +431,7 @@ impl DemSystem {
         predicted: bool,
         update: Update,
         loads: &mut Loads,
+        external: &Loads,
         hooks: &H,
     ) -> Option<H::Problem> {
         // Move the evaluated arrays out of `self` so that the rest of it can be borrowed alongside.
@@ -461,6 +457,7 @@ impl DemSystem {
             gravity: self.gravity,
             particles: &self.particles,
             densities: &self.densities,
+            external,
         };
         let problem = compute_loads(
             &ctx,
@@ -477,7 +474,6 @@ impl DemSystem {
             hooks,
         );
         self.evaluations += 1;
-        add_external(&self.external, loads);
         let (x, u, w) = if predicted {
             let s = &mut self.scratch;
             (&mut s.position, &mut s.velocity, &mut s.angular_velocity)
@@ -831,17 +827,38 @@ mod tests {
         );
         let (mass, inertia) = (system.particles.mass[0], system.particles.inertia[0]);
         let (force, torque) = (Vec3::new(0.3, -0.2, 0.1), Vec3::new(0.0, 0.05, 0.0));
-        system.external = Loads {
+        let external = Loads {
             force: vec![force],
             torque: vec![torque],
         };
         let mut staged = system.clone();
+        let mut verlet = system.clone();
+        verlet.integrator = Integrator::VelocityVerlet;
         for _ in 0..10 {
-            system.step().unwrap();
+            system.step_with_loads(&external).unwrap();
+            verlet.step_with_loads(&external).unwrap();
             for stage in 0..3 {
-                staged.step_stage(stage).unwrap();
+                staged.step_stage(stage, &external).unwrap();
             }
         }
+        assert_eq!(
+            verlet.step_stage(0, &external),
+            Err(StepError::NoStages),
+            "Verlet has no stages"
+        );
+        // Velocity Verlet is exact for a constant force too: both half kicks carry it (issue 20: the
+        // second half kick once missed the external load, giving half the impulse).
+        let v = &verlet.particles;
+        let t = 10.0 * dt;
+        assert!(
+            (v.velocity[0] - force / mass * t).length() < 1e-15,
+            "{} vs {}",
+            v.velocity[0],
+            force / mass * t
+        );
+        assert!((v.angular_velocity[0] - torque / inertia * t).length() < 1e-15);
+        let expected = Vec3::splat(4.0) + 0.5 * force / mass * t * t;
+        assert!((v.position[0] - expected).length() < 1e-14);
         assert_eq!(system.particles, staged.particles);
         assert_eq!(system.step_count, 10);
         let t = 10.0 * dt;

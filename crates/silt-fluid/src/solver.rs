@@ -399,20 +399,49 @@ impl FluidSolver {
     /// Advances the flow by a step of length `dt` chosen by the caller (e.g. shortened to land on an output
     /// time), with a volume force inside each stage.
     pub fn step_by(&mut self, dt: f64, forcing: &mut dyn StageForcing) -> Result<(), FluidError> {
-        let mut gradient = 0.0;
+        let mut driving_gradient = 0.0;
         for k in 0..3 {
-            gradient += self.stage(k, dt, forcing) * 2.0 * ALPHA[k];
+            // 1. Explicit increment: convection, forcing, pressure gradient of the previous stage.
+            self.explicit_increment(k, dt);
+            // 2. Volume force (immersed boundaries) on the predicted velocity u + delta.
+            let clock = std::time::Instant::now();
+            let (velocity, unknowns, increment) = self.stage_increment();
+            forcing.add_force(k, dt, velocity, unknowns, increment);
+            self.times.momentum += clock.elapsed().as_secs_f64();
+            // 3. Crank–Nicolson solve of the increment; 4.-5. projection and pressure update.
+            self.solve_helmholtz(k, dt);
+            driving_gradient += self.project(k, dt) * 2.0 * ALPHA[k];
         }
+        self.finish_step(dt, driving_gradient)
+    }
+
+    /// Closes a step of length `dt` whose stages held the flow rate with the mean pressure gradient
+    /// `driving_gradient` (0 without flow-rate driving): advances the clock and stops a run whose
+    /// velocities are no longer finite or whose CFL number left the stable range.
+    pub fn finish_step(&mut self, dt: f64, driving_gradient: f64) -> Result<(), FluidError> {
         self.state.time += dt;
         self.state.steps += 1;
         self.state.last_dt = dt;
-        self.state.driving_gradient = gradient;
+        self.state.driving_gradient = driving_gradient;
         self.check(dt)
     }
 
-    /// Runge–Kutta stage `k` of a step of length `dt`; returns the mean pressure gradient that held the flow
-    /// rate over the stage (0 without flow-rate driving).
-    pub fn stage(&mut self, k: usize, dt: f64, forcing: &mut dyn StageForcing) -> f64 {
+    /// The stage's increment of each velocity component at its unknowns (the predicted velocity is
+    /// u + delta), with the velocity and the unknowns, for a volume force between
+    /// [`FluidSolver::explicit_increment`] and [`FluidSolver::solve_helmholtz`].
+    pub fn stage_increment(&mut self) -> (&[Field; 3], &[Unknowns; 3], &mut [Vec<f64>; 3]) {
+        (
+            &self.state.velocity,
+            &self.velocity_unknowns,
+            &mut self.delta,
+        )
+    }
+
+    /// Step 1 of Runge–Kutta stage `k` of a step of length `dt`: the explicit increment of the
+    /// momentum equation (convection in divergence form, the explicit part of the viscous term, the
+    /// body force and driving, the pressure gradient of the previous stage), and the outflow faces
+    /// carried over the stage.
+    pub fn explicit_increment(&mut self, k: usize, dt: f64) {
         let stage = Stage {
             gamma: GAMMA[k],
             zeta: ZETA[k],
@@ -428,7 +457,6 @@ impl FluidSolver {
             body_force: self.body_force(),
         };
 
-        // 1. Explicit increment: convection, forcing, pressure gradient of the previous stage.
         let clock = std::time::Instant::now();
         explicit_increments(
             &self.state.velocity,
@@ -449,22 +477,21 @@ impl FluidSolver {
                 2.0 * stage.alpha * dt,
             );
         }
-        // 2. Volume force (immersed boundaries) on the predicted velocity u + delta.
-        forcing.add_force(
-            k,
-            dt,
-            &self.state.velocity,
-            &self.velocity_unknowns,
-            &mut self.delta,
-        );
         self.times.momentum += clock.elapsed().as_secs_f64();
+    }
 
-        // 3. Crank–Nicolson: (1 - alpha dt nu L) delta = explicit increment, boundary values held.
+    /// Step 3 of stage `k`: the Crank–Nicolson system (1 - alpha_k dt nu L) delta = the increment,
+    /// boundary values held, and the velocity u* = u + delta (explicit viscous terms: the increment as
+    /// it is).
+    pub fn solve_helmholtz(&mut self, k: usize, dt: f64) {
+        let grid = self.config.grid;
+        let nu = self.config.viscosity;
+        let alpha = ALPHA[k];
         let clock = std::time::Instant::now();
         // A component solved by Jacobi sweeps is added to the velocity by the last sweep.
         let mut added = [false; 3];
         if let (Some(direct), Some(jacobi)) = (&mut self.helmholtz, &mut self.jacobi) {
-            let b = -stage.alpha * dt * nu;
+            let b = -alpha * dt * nu;
             for c in 0..3 {
                 let sweeps = sweeps_for(self.helmholtz_method, &jacobi[c], b);
                 let delta = &mut self.delta[c];
@@ -505,10 +532,18 @@ impl FluidSolver {
                 .fill_velocity_ghosts(&grid, c, &mut self.state.velocity[c]);
         }
         self.times.helmholtz += clock.elapsed().as_secs_f64();
+    }
 
-        // 4. Pressure correction: L phi = D u* / (2 alpha dt).
+    /// Steps 4-5 of stage `k`: the pressure correction L phi = D u* / (2 alpha_k dt), the projection
+    /// (with the flow-rate driving) and the pressure update. Returns the mean pressure gradient that held
+    /// the flow rate over the stage (0 without flow-rate driving).
+    pub fn project(&mut self, k: usize, dt: f64) -> f64 {
+        let grid = self.config.grid;
+        let h = grid.spacing;
+        let nu = self.config.viscosity;
+        let alpha = ALPHA[k];
         let clock = std::time::Instant::now();
-        let stage_length = 2.0 * stage.alpha * dt;
+        let stage_length = 2.0 * alpha * dt;
         let flow_rate = match self.config.driving {
             Driving::FlowRate {
                 axis,
@@ -569,7 +604,7 @@ impl FluidSolver {
         }
         let beta = match self.config.viscous {
             Viscous::Explicit => 0.0,
-            Viscous::CrankNicolson => stage.alpha * dt * nu,
+            Viscous::CrankNicolson => alpha * dt * nu,
         };
         update_pressure(&mut self.state.pressure, &self.cells, &self.phi, h, beta);
         for c in 0..3 {

@@ -1,5 +1,6 @@
-//! Four-way coupling of resolved spheres and the fluid (seed sec. 2 and 4; notes/ibm.md): inside each
-//! Runge–Kutta stage of the fluid, after its explicit increment,
+//! Four-way coupling of resolved spheres and the fluid (seed sec. 2 and 4; notes/ibm.md); the step reads
+//! top to bottom in [`coupled_step`]. Inside each Runge–Kutta stage of the fluid, after its explicit
+//! increment,
 //!
 //! 1. the multi-direct forcing imposes each sphere's rigid-body velocity at the start of the stage
 //!    ([`DirectForcing`]) and gives the hydrodynamic force and torque of the stage;
@@ -15,19 +16,20 @@
 //! out (seed eq. 22; its markers still force the fluid), the buoyancy stays; the rule is applied with the
 //! contacts as they are at the start of the stage.
 //!
-//! The fluid solver then solves its Crank–Nicolson systems and projects.
+//! The fluid then solves its Crank–Nicolson systems and projects.
 
 use crate::forcing::{DirectForcing, RigidSphere};
 use crate::transfer::GridLayout;
 use crate::Vec3;
 use rayon::prelude::*;
+use silt_core::rk3::ALPHA;
 use silt_core::simd::vectorized;
 use silt_dem::contact::EnduringContact;
 use silt_dem::forces::Loads;
 use silt_dem::system::{DemSystem, StepError};
 use silt_fluid::boundary::Boundaries;
 use silt_fluid::grid::{Field, Grid, Unknowns};
-use silt_fluid::solver::StageForcing;
+use silt_fluid::{FluidError, FluidSolver};
 use std::f64::consts::PI;
 
 /// Whether the hydrodynamic loads act on a particle while it touches a wall or another sphere.
@@ -53,8 +55,6 @@ pub struct CoupledParticles {
     /// unit fluid density; `None` before the first. Part of a checkpoint (the next stage's rate of change
     /// starts from it).
     pub inner: Option<Vec<(Vec3, Vec3)>>,
-    /// The first error of the particle integration, if any (the fluid's stage cannot return it).
-    pub error: Option<StepError>,
     /// Particles whose hydrodynamic loads were left out in the last stage (seed eq. 22).
     pub dry_contacts: usize,
     /// The rule for the hydrodynamic loads during contact (the seed's by default).
@@ -84,7 +84,6 @@ impl CoupledParticles {
             dem,
             fluid_density,
             inner: None,
-            error: None,
             dry_contacts: 0,
             in_contact: ContactHydrodynamics::Seed,
             forcing_seconds: 0.0,
@@ -135,33 +134,88 @@ fn rigid_spheres(dem: &DemSystem) -> Vec<RigidSphere> {
         .collect()
 }
 
-impl StageForcing for CoupledParticles {
-    fn add_force(
+/// One time step of length `dt` of the fluid with the resolved spheres (seed sec. 2 and 4), stage by
+/// stage of the Runge–Kutta scheme:
+///
+/// 1. the fluid's explicit increment (convection, the explicit viscous part, body force and driving,
+///    the pressure gradient of the previous stage);
+/// 2. the direct forcing of the fluid at the spheres as they are at the start of the stage, which gives
+///    the hydrodynamic loads, and the rate of change of the fluid momentum inside each sphere
+///    ([`CoupledParticles::force_fluid`]);
+/// 3. the particles' sub-steps with the collision model, those loads held over the stage;
+/// 4. the fluid's Crank–Nicolson solve of the increment;
+/// 5. the projection and the pressure update.
+pub fn coupled_step(
+    fluid: &mut FluidSolver,
+    particles: &mut CoupledParticles,
+    dt: f64,
+) -> Result<(), CoupledStepError> {
+    particles.dem.dt = dt;
+    let mut driving_gradient = 0.0;
+    for stage in 0..3 {
+        fluid.explicit_increment(stage, dt);
+        let (velocity, _, increment) = fluid.stage_increment();
+        let loads = particles.force_fluid(stage, dt, velocity, increment);
+        let clock = std::time::Instant::now();
+        let moved = particles.dem.step_stage(stage, &loads);
+        particles.particle_seconds += clock.elapsed().as_secs_f64();
+        moved.map_err(CoupledStepError::Particles)?;
+        fluid.solve_helmholtz(stage, dt);
+        driving_gradient += fluid.project(stage, dt) * 2.0 * ALPHA[stage];
+    }
+    fluid
+        .finish_step(dt, driving_gradient)
+        .map_err(CoupledStepError::Fluid)
+}
+
+/// Why a coupled step failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CoupledStepError {
+    /// The flow diverged.
+    Fluid(FluidError),
+    /// The particles diverged or left the domain.
+    Particles(StepError),
+}
+
+impl std::fmt::Display for CoupledStepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CoupledStepError::Fluid(e) => write!(f, "{e}"),
+            CoupledStepError::Particles(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for CoupledStepError {}
+
+impl CoupledParticles {
+    /// Step 2 of stage `stage` of a step of length `dt`: forces the fluid (`increment`, the stage's
+    /// velocity increment at the unknowns, on `velocity`) so that it moves with each sphere as the
+    /// sphere is at the start of the stage, measures the momentum of the forced fluid inside each
+    /// sphere, and returns the loads on the particles to hold over the stage: rho_f (F_h + dI/dt) plus
+    /// the buoyancy -rho_f V_p g, and rho_f (T_h + dJ/dt) (seed eq. 3-4), the hydrodynamic part left
+    /// out during a contact above St_crit (eq. 22).
+    pub fn force_fluid(
         &mut self,
         stage: usize,
         dt: f64,
         velocity: &[Field; 3],
-        unknowns: &[Unknowns; 3],
-        delta: &mut [Vec<f64>; 3],
-    ) {
-        if self.error.is_some() {
-            return;
-        }
-        // 1. Forcing with the spheres where they are at the start of the stage.
+        increment: &mut [Vec<f64>; 3],
+    ) -> Loads {
+        // Forcing with the spheres where they are at the start of the stage.
         let clock = std::time::Instant::now();
         let spheres = rigid_spheres(&self.dem);
         for (forced, sphere) in self.forcing.spheres.iter_mut().zip(spheres) {
             *forced = sphere;
         }
-        debug_assert_eq!(unknowns, &self.forcing.layout.unknowns);
-        // `delta` holds the forced velocity near the spheres until `restore_increment` below.
-        self.forcing.force_in_place(stage, dt, velocity, delta);
+        // `increment` holds the forced velocity near the spheres until `restore_increment` below.
+        self.forcing.force_in_place(stage, dt, velocity, increment);
 
-        // 2. Momentum of the forced fluid inside each sphere, and its rate of change over the stage.
+        // Momentum of the forced fluid inside each sphere, and its rate of change over the stage.
         let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
         let inner_clock = std::time::Instant::now();
         let layout = &self.forcing.layout;
-        let forced = std::array::from_fn(|c| delta[c].as_slice());
+        let forced = std::array::from_fn(|c| increment[c].as_slice());
         // Spheres taken by position (z, then y, then x, in 8-cell slabs), so that each thread's run of
         // spheres finds the rows its neighbours brought into the cache.
         let spheres = &self.forcing.spheres;
@@ -190,21 +244,19 @@ impl StageForcing for CoupledParticles {
         let previous = self.inner.replace(inner.clone());
         self.inner_seconds += inner_clock.elapsed().as_secs_f64();
         let restore_clock = std::time::Instant::now();
-        self.forcing.restore_increment(velocity, delta);
+        self.forcing.restore_increment(velocity, increment);
         self.forcing.passes_seconds += restore_clock.elapsed().as_secs_f64();
-
         self.forcing_seconds += clock.elapsed().as_secs_f64();
 
-        // 3. The particles' sub-steps with the hydrodynamic loads held over the stage.
-        let clock = std::time::Instant::now();
+        // The loads held over the stage. Eq. (22): hydrodynamic loads off during contacts above
+        // St_crit (wet runs only).
         let rho = self.fluid_density;
         let gravity = self.dem.gravity;
-        // Eq. (22): hydrodynamic loads off during contacts above St_crit (wet runs only).
         let dry = self.dry_during_contact();
         self.dry_contacts = dry.iter().filter(|&&d| d).count();
         let p = &self.dem.particles;
         let n = p.len();
-        let mut external = Loads::zeros(n);
+        let mut loads = Loads::zeros(n);
         for i in 0..n {
             let (rate, angular_rate) = match &previous {
                 Some(previous) => (
@@ -216,18 +268,13 @@ impl StageForcing for CoupledParticles {
             let volume = 4.0 / 3.0 * PI * p.radius[i].powi(3);
             let buoyancy = -rho * volume * gravity;
             if dry[i] {
-                external.force[i] = buoyancy;
+                loads.force[i] = buoyancy;
             } else {
-                external.force[i] = rho * (self.forcing.force[i] + rate) + buoyancy;
-                external.torque[i] = rho * (self.forcing.torque[i] + angular_rate);
+                loads.force[i] = rho * (self.forcing.force[i] + rate) + buoyancy;
+                loads.torque[i] = rho * (self.forcing.torque[i] + angular_rate);
             }
         }
-        self.dem.external = external;
-        self.dem.dt = dt;
-        if let Err(e) = self.dem.step_stage(stage) {
-            self.error = Some(e);
-        }
-        self.particle_seconds += clock.elapsed().as_secs_f64();
+        loads
     }
 }
 

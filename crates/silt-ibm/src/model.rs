@@ -3,7 +3,7 @@
 //! fraction), global figures of both as diagnostics, profiles weighted by the solid fraction (seed
 //! eq. 33) and the trajectories of tracked particles.
 
-use crate::coupling::CoupledParticles;
+use crate::coupling::{coupled_step, CoupledParticles};
 use crate::profiles::{fluid_profile, particle_profile, solid_fraction};
 use crate::Vec3;
 use silt_core::model::{
@@ -124,13 +124,8 @@ impl Model for CoupledModel {
     }
 
     fn advance(&mut self, _: Horizon) -> Result<(), StepFailure> {
-        self.fluid
-            .step_by(self.dt, &mut self.particles)
-            .map_err(|e| StepFailure::new(e.to_string()))?;
-        match self.particles.error.take() {
-            Some(e) => Err(StepFailure::new(e.to_string())),
-            None => Ok(()),
-        }
+        coupled_step(&mut self.fluid, &mut self.particles, self.dt)
+            .map_err(|e| StepFailure::new(e.to_string()))
     }
 
     fn checkpoint(&mut self) -> CoupledCheckpoint {

@@ -114,6 +114,14 @@ impl CoupledScene {
         })?;
         let coupling = scene.coupling.take().unwrap_or_default();
         scene.check_simulation()?;
+        if scene.simulation.integrator == "velocity-verlet" {
+            return Err(scene.error(
+                "simulation.integrator",
+                "\"velocity-verlet\" has no Runge–Kutta stages to sub-step in the fluid's; a coupled \
+                 scene needs \"seed\" (the RK3 predictor-corrector with sub-steps) or \
+                 \"euler-crank-nicolson\"",
+            ));
+        }
         let (dt, end_time) = (scene.simulation.dt, scene.simulation.end_time);
 
         // What the particle half says for both.

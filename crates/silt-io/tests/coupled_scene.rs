@@ -168,6 +168,15 @@ fn mistakes_in_coupled_scenes_are_named() {
         &BASE.replace("viscosity = 0.05", "viscosity = 0.05\ncfl = 0.5"),
         "fluid.cfl",
     );
+    // Velocity Verlet has no stages to sub-step in the fluid's (issue 20).
+    let m = error_of(
+        &BASE.replace(
+            "end_time = 0.2",
+            "end_time = 0.2\nintegrator = \"velocity-verlet\"",
+        ),
+        "simulation.integrator",
+    );
+    assert!(m.contains("no Runge–Kutta stages"), "{m}");
     error_of(
         &BASE.replace("viscosity = 0.05", "viscosity = 0.05\ntime_step = 0.01"),
         "fluid.time_step",

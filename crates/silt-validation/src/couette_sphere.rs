@@ -142,10 +142,9 @@ pub fn run(case: CouetteCase) -> Result<CouetteResult, String> {
     let steps = (case.duration / case.dt).round() as usize;
     let mut history = Vec::with_capacity(steps);
     for _ in 0..steps {
-        fluid.step_with(&mut coupled).map_err(|e| e.to_string())?;
-        if let Some(e) = coupled.error.take() {
-            return Err(e.to_string());
-        }
+        let dt = fluid.next_dt();
+        silt_ibm::coupling::coupled_step(&mut fluid, &mut coupled, dt)
+            .map_err(|e| e.to_string())?;
         let p = &coupled.dem.particles;
         let contact_radius = p.position[0].y;
         history.push((

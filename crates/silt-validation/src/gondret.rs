@@ -289,10 +289,9 @@ pub fn run(case: GondretCase) -> Result<GondretResult, String> {
             let u = case.approach_velocity(time + 0.5 * case.dt);
             coupled.dem.particles.velocity[0] = Vec3::new(0.0, u, 0.0);
         }
-        fluid.step_with(&mut coupled).map_err(|e| e.to_string())?;
-        if let Some(error) = coupled.error.take() {
-            return Err(error.to_string());
-        }
+        let dt = fluid.next_dt();
+        silt_ibm::coupling::coupled_step(&mut fluid, &mut coupled, dt)
+            .map_err(|e| e.to_string())?;
         let p = &coupled.dem.particles;
         let gap = p.position[0].y - radius;
         let velocity = p.velocity[0].y;

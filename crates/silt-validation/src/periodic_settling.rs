@@ -145,10 +145,9 @@ pub fn run(case: SettlingCase) -> Result<SettlingResult, String> {
     let unknowns = *fluid.velocity_unknowns(2);
     let mut history = Vec::with_capacity(case.steps);
     for _ in 0..case.steps {
-        fluid.step_with(&mut coupled).map_err(|e| e.to_string())?;
-        if let Some(e) = coupled.error.take() {
-            return Err(e.to_string());
-        }
+        let dt = fluid.next_dt();
+        silt_ibm::coupling::coupled_step(&mut fluid, &mut coupled, dt)
+            .map_err(|e| e.to_string())?;
         history.push((fluid.state.time, coupled.dem.particles.velocity[0].z));
     }
     let velocity = coupled.dem.particles.velocity[0].z;

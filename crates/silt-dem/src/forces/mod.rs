@@ -133,6 +133,9 @@ pub struct ForceContext<'a> {
     pub gravity: Vec3,
     pub particles: &'a Particles,
     pub densities: &'a [f64],
+    /// Loads from outside the contact model (the fluid's), per particle, added to every particle's
+    /// sum before the integrator's per-particle work; empty for none.
+    pub external: &'a Loads,
 }
 
 /// What the kernels read of one particle, gathered from the particle arrays once per evaluation so that a
@@ -312,8 +315,8 @@ pub struct LoadScratch {
     near_of: u64,
 }
 
-/// Computes contact, lubrication and gravity loads on all particles at state `k` (seed eq. 7-8), with the
-/// per-particle work of `hooks` in passes 0 and 2; returns the problem of the lowest particle index that
+/// Computes contact, lubrication, gravity and external loads on all particles at state `k` (seed eq.
+/// 7-8), with the per-particle work of `hooks` in passes 0 and 2; returns the problem of the lowest particle index that
 /// [`ParticleHooks::after_loads`] reported, if any.
 #[allow(clippy::too_many_arguments)]
 pub fn compute_loads<H: ParticleHooks>(
@@ -431,7 +434,8 @@ pub fn compute_loads<H: ParticleHooks>(
         });
 
     // Pass 2: per particle, its near pairs with partners p < i (in ascending order of p), then those with
-    // partners q > i (in ascending order of q), the walls and gravity; then the hooks' updates.
+    // partners q > i (in ascending order of q), the walls, gravity and the external load; then the
+    // hooks' updates (which see the whole load: a Verlet half kick with the fluid's force).
     // After the slot of each near pair, one that is zero (see `visit_slots`).
     pair_loads.push(PairLoad::default());
     let slots = &pair_loads[..];
@@ -490,6 +494,12 @@ pub fn compute_loads<H: ParticleHooks>(
                             }
                         }
                         f += bodies[i].mass * ctx.gravity;
+                    }
+                    if let (Some(ef), Some(et)) =
+                        (ctx.external.force.get(i), ctx.external.torque.get(i))
+                    {
+                        f += *ef;
+                        t += *et;
                     }
                     *force = f;
                     *torque = t;

@@ -548,6 +548,7 @@ mod tests {
             gravity: Vec3::ZERO,
             particles: &particles,
             densities: &[1.0, 1.0],
+            external: &crate::forces::Loads::default(),
         };
         work(&ctx, &MinimumImage::new(&domain))
     }
