@@ -99,7 +99,7 @@ min_impact_velocity = 0.01
 material = "steel"
 positions = [[0.005, 0.005, 0.005]]
 diameters = [0.001]
-velocity = [0.0, 0.0, 1.0]
+velocity = [0.0, 0.0, 0.5]
 [output]
 interval = 0.001
 "#;

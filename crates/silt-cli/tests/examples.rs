@@ -1,7 +1,7 @@
 //! Every scene in examples/ is valid and runs, through the path of `silt run`.
 
 use silt_core::model::{Clock, Horizon, Model};
-use silt_io::scene::Scene;
+use silt_io::scenes::particles::ParticleScene;
 use silt_io::scenes::{self, SceneKind};
 
 /// Starts the scene's run in a temporary directory (writing its first frame) and takes three steps
@@ -60,8 +60,11 @@ fn every_example_scene_builds_and_steps() {
 fn bouncing_sphere_loses_e_squared_of_its_height_per_bounce() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/wall-collision.toml");
-    let scene = Scene::load(&path).unwrap();
-    let mut system = scene.build().unwrap();
+    let text = scenes::read_scene(&path).unwrap();
+    let mut system = ParticleScene::parse(&text, &path)
+        .unwrap()
+        .system()
+        .unwrap();
     let radius = system.particles.radius[0];
     // Record apex heights of the bottom of the sphere (velocity changes sign from + to -).
     let mut apexes = vec![system.particles.position[0].z - radius];

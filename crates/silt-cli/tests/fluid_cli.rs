@@ -156,12 +156,12 @@ fn bad_fluid_scenes_exit_with_code_2_and_name_file_and_key() {
         ),
         (
             CAVITY.replace("profile_axis = \"y\"", "profile_axis = \"w\""),
-            "key `fluid.output.profile_axis`: \"w\" is not an axis",
+            "key `fluid.output.profile_axis`: \"w\" is unknown; allowed: \"x\", \"y\", \"z\"",
         ),
         (
             format!("{CAVITY}\n[[particles]]\nmaterial = \"glass\"\n"),
             // [fluid] with particle tables is a coupled scene, which needs the rest of a particle scene.
-            "line 1, column 1: missing field `simulation`",
+            "key `simulation`: missing: a particle scene needs a [simulation] table",
         ),
     ];
     for (text, expected) in cases {

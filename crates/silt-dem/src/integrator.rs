@@ -26,6 +26,20 @@ impl Integrator {
         substeps: [8, 2, 5],
     };
 
+    /// The integrator as a user names it, with its sub-steps: `predictor-corrector (seed eq. 19),
+    /// sub-steps [8, 2, 5]`.
+    pub fn describe(&self) -> String {
+        match self {
+            Integrator::PredictorCorrector { substeps } => {
+                format!("predictor-corrector (seed eq. 19), sub-steps {substeps:?}")
+            }
+            Integrator::VelocityVerlet => "velocity Verlet".into(),
+            Integrator::EulerCrankNicolson { substeps } => {
+                format!("Euler / Crank–Nicolson (seed eq. 18), sub-steps {substeps:?}")
+            }
+        }
+    }
+
     /// Number of force evaluations per time step.
     pub fn evaluations_per_step(&self) -> u32 {
         match self {

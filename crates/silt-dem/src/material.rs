@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Poisson ratio of glass, the seed's default material (it sets k_t / k_n only).
+pub const DEFAULT_POISSON: f64 = 0.22;
+
 /// Mechanical properties of one material (Biegert et al. 2017, sec. 3).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Material {

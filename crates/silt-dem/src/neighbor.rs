@@ -10,6 +10,9 @@
 //! particle has moved more than half that small skin: the pair loop then skips the many pairs of a
 //! dense packing that are just out of reach.
 
+/// Default neighbour-list skin as a fraction of the largest diameter.
+pub const DEFAULT_SKIN_FRACTION: f64 = 0.1;
+
 use crate::contact::ContactState;
 use crate::domain::Domain;
 use crate::geometry::MinimumImage;

@@ -18,6 +18,20 @@ use crate::flows::AmbientFlow;
 use crate::mobility::Mobility;
 use crate::multipliers::{solve_constrained, Ambient, ConstrainedMotion, Loads, MultiplierSolver};
 
+/// Largest step over the bending time `η (2a)⁴ / K_b` of the gears model: the Adams–Bashforth scheme
+/// diverged in tests at 4 and ran stably at 2; the seed asks for less than 1.
+pub const MAX_STEP_OVER_BENDING_TIME: f64 = 2.0;
+/// Default step over the bending time (gears).
+pub const DEFAULT_STEP_OVER_BENDING_TIME: f64 = 0.5;
+/// The same two for the joint model, whose beads turn directly under the joint moments: stable in
+/// tests at 0.45, diverging at 0.6.
+pub const MAX_JOINT_STEP_OVER_BENDING_TIME: f64 = 0.4;
+pub const DEFAULT_JOINT_STEP_OVER_BENDING_TIME: f64 = 0.2;
+/// With twist, the step over the twist time `8π η a³ l / K_t`: stable in tests at 0.13, diverging
+/// at 0.16.
+pub const MAX_STEP_OVER_TWIST_TIME: f64 = 0.12;
+pub const DEFAULT_STEP_OVER_TWIST_TIME: f64 = 0.06;
+
 /// Everything that moves the beads. Links drift from 2a at second order in the step under the
 /// seed's scheme (a rotating chord lengthens); `restore_links` (on by default) puts them back after
 /// each step and records the correction.

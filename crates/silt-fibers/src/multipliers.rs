@@ -190,6 +190,26 @@ fn coupled_groups(system: &ConstraintSystem) -> Vec<Vec<usize>> {
     members.into_iter().filter(|m| !m.is_empty()).collect()
 }
 
+/// What one multiplier solve of `system` under `solver` costs: the bytes of its dense matrices (the
+/// whole `J M* Jᵀ` and its factor for the direct solve; each coupled group's for the conjugate
+/// gradients' preconditioner) and the flops of their Cholesky factorisations (`rows³ / 3` each).
+pub fn solve_cost(system: &ConstraintSystem, solver: MultiplierSolver) -> (f64, f64) {
+    let dense = |rows: f64| (16.0 * rows * rows, rows * rows * rows / 3.0);
+    let rows = system.rows;
+    let direct = match solver {
+        MultiplierSolver::Direct => true,
+        MultiplierSolver::Auto => rows <= AUTO_DIRECT_ROWS,
+        MultiplierSolver::ConjugateGradient { .. } => false,
+    };
+    if direct {
+        return dense(rows as f64);
+    }
+    coupled_groups(system)
+        .iter()
+        .map(|g| dense(3.0 * g.len() as f64))
+        .fold((0.0, 0.0), |(b, f), (gb, gf)| (b + gb, f + gf))
+}
+
 /// Block-diagonal preconditioner: the Cholesky factors of each coupled group's own `J M* Jᵀ`.
 struct GroupPreconditioner {
     groups: Vec<(Vec<usize>, faer::linalg::solvers::Llt<f64>)>,

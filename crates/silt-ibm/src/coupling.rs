@@ -32,6 +32,13 @@ use silt_fluid::grid::{Field, Grid, Unknowns};
 use silt_fluid::{FluidError, FluidSolver};
 use std::f64::consts::PI;
 
+/// The lubrication range of resolved spheres in cells (seed sec. 3.1: the grid resolves gaps above 2 h).
+pub const LUBRICATION_RANGE_CELLS: f64 = 2.0;
+/// Direct-forcing passes per stage (Kempe & Froehlich 2012 use 2-3).
+pub const DEFAULT_FORCING_ITERATIONS: usize = 3;
+/// Markers sit this many cells inside the surface (Breugem 2012).
+pub const DEFAULT_MARKER_RETRACTION: f64 = 0.3;
+
 /// Whether the hydrodynamic loads act on a particle while it touches a wall or another sphere.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ContactHydrodynamics {

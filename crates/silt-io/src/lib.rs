@@ -1,16 +1,11 @@
-//! Input and output of Silt: scene files, initial placement of particles, VTK/ParaView writers, CSV
-//! series and checkpoints. Every file is written whole or not at all.
+//! Input and output of Silt: scene files of every kind ([`scenes`]), initial placement of particles,
+//! the run loop of every model ([`run`]), VTK/ParaView writers, CSV series and checkpoints. Every file
+//! is written whole or not at all.
 
 pub mod atomic;
-pub mod coupled_scene;
 pub mod csv_series;
-pub mod derived;
-pub mod fiber_scene;
-pub mod fluid_scene;
 pub mod placement;
 pub mod pvd;
-pub mod rod_scene;
 pub mod run;
-pub mod scene;
 pub mod scenes;
 pub mod vtk;

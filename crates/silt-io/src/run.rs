@@ -45,7 +45,7 @@ pub enum RunError {
     /// The checkpoint is missing, of another scene or unreadable (bad input: exit code 2).
     Checkpoint(String),
     /// The scene cannot be built (bad input: exit code 2).
-    Scene(crate::scene::SceneError),
+    Scene(crate::scenes::SceneError),
 }
 
 impl std::fmt::Display for RunError {

@@ -3,8 +3,14 @@
 //! depend on the thread count, and prescribed motion holds until the release.
 
 use silt_ibm::model::{CoupledModel, DIAGNOSTIC_COLUMNS};
-use silt_io::coupled_scene::{is_coupled_scene, CoupledScene};
-use silt_io::fluid_scene::is_fluid_scene;
+use silt_io::scenes::coupled::CoupledScene;
+
+/// The kind of `text`'s scene, when it is valid.
+fn kind_of(text: &str) -> Option<&'static str> {
+    silt_io::scenes::Scene::parse(text, Path::new("x.toml"))
+        .ok()
+        .map(|s| s.kind())
+}
 use silt_io::pvd::PvdSeries;
 use silt_io::run::Simulation;
 use std::path::Path;
@@ -73,7 +79,7 @@ fn parse(text: &str) -> Result<CoupledScene, String> {
 /// The error of `text` (parse and build), which must name `key`.
 fn error_of(text: &str, key: &str) -> String {
     let result =
-        CoupledScene::parse(text, Path::new("bad.toml")).and_then(|s| s.build().map(|_| ()));
+        CoupledScene::parse(text, Path::new("bad.toml")).and_then(|s| s.halves().map(|_| ()));
     let message = match result {
         Ok(()) => panic!("accepted a bad scene (expected an error at `{key}`):\n{text}"),
         Err(e) => e.to_string(),
@@ -87,31 +93,30 @@ fn error_of(text: &str, key: &str) -> String {
 
 #[test]
 fn shared_settings_come_from_one_place() {
-    assert!(is_coupled_scene(BASE));
-    assert!(!is_fluid_scene(BASE));
+    assert_eq!(kind_of(BASE), Some("coupled"));
     let scene = parse(BASE).unwrap();
     // The domain is the grid's box, periodic where the fluid is.
-    let d = scene.particles.domain();
+    let d = &scene.particles.domain;
     assert!((d.max - glam::DVec3::new(1.6, 1.6, 1.6)).length() < 1e-12);
     assert_eq!(d.periodic, [true, true, false]);
     // The fluid's walls are the particles' walls.
     let walls = &scene.particles.walls;
     assert_eq!(walls.len(), 2);
-    assert_eq!(walls[0].normal, [0.0, 0.0, 1.0]);
+    assert_eq!(walls[0].normal, glam::DVec3::Z);
     assert_eq!(walls[1].point[2], 1.6);
-    assert_eq!(walls[1].normal, [0.0, 0.0, -1.0]);
+    assert_eq!(walls[1].normal, -glam::DVec3::Z);
     // Lubrication from the fluid, for gaps up to 2 h.
-    let l = scene.particles.contact.lubrication.as_ref().unwrap();
+    let l = scene.particles.model.lubrication.as_ref().unwrap();
     assert_eq!((l.fluid_density, l.kinematic_viscosity), (1.0, 0.05));
     assert!((l.range - 0.2).abs() < 1e-15);
     // Time step, end time and output schedule from the particle half.
     assert_eq!(scene.fluid.fixed_time_step(), Some(0.01));
     assert_eq!(scene.fluid.end_time, 0.2);
-    assert_eq!(scene.fluid.output.interval, 0.05);
-    assert_eq!(scene.fluid.output.vtk_every, 2);
+    assert_eq!(scene.particles.settings.interval, 0.05);
+    assert_eq!(scene.particles.settings.vtk_every, 2);
     assert_eq!(scene.profile_axis, 2);
 
-    let (fluid, coupled) = scene.build().unwrap();
+    let (fluid, coupled) = scene.halves().unwrap();
     assert_eq!(coupled.dem.particles.len(), 5);
     assert_eq!(coupled.dem.releases.len(), 1);
     assert_eq!(coupled.dem.releases[0].particles, 4..5);
@@ -135,7 +140,7 @@ fn a_periodic_suspension_gets_the_body_force_that_carries_its_weight() {
         .replace("z_high = { type = \"no-slip\" }\n", "");
     let scene = parse(&text).unwrap();
     assert!(scene.particles.walls.is_empty());
-    let (fluid, coupled) = scene.build().unwrap();
+    let (fluid, coupled) = scene.halves().unwrap();
     // Four free spheres once released (the fixed ones are held by their supports): three free now.
     let free = coupled.dem.particles.fixed.iter().filter(|f| !**f).count();
     assert_eq!(free, 3);
@@ -161,7 +166,7 @@ fn mistakes_in_coupled_scenes_are_named() {
         "simulation.dt",
     );
     assert!(
-        m.contains("nu dt / h^2 = 1.500") && m.contains("dt <= 6.6"),
+        m.contains("nu dt / h^2 = 1.500") && m.contains("dt <= 0.0066667"),
         "{m}"
     );
     error_of(
@@ -260,8 +265,8 @@ fn mistakes_in_coupled_scenes_are_named() {
         &BASE.replace("[1.2, 0.4, 1.1]", "[1.2, 0.4, 1.7]"),
         "particles[0].positions[1]",
     );
-    // And a particle scene parser refuses a coupled scene with a pointer to the right one.
-    let m = silt_io::scene::Scene::parse(BASE, Path::new("bad.toml"))
+    // And a particle scene parser refuses a coupled scene, saying what it is.
+    let m = silt_io::scenes::particles::ParticleScene::parse(BASE, Path::new("bad.toml"))
         .unwrap_err()
         .to_string();
     assert!(m.contains("coupled scene"), "{m}");

@@ -4,7 +4,13 @@
 //! output files included.
 
 use silt_fibers::model::FiberModel;
-use silt_io::fiber_scene::{is_fiber_scene, FiberScene};
+use silt_io::scenes::fibers::FiberScene;
+use silt_io::scenes::SceneKind;
+
+/// Whether `text` is a fiber scene (and a valid one).
+fn is_fiber_scene(text: &str) -> bool {
+    silt_io::scenes::Scene::parse(text, Path::new("x.toml")).is_ok_and(|s| s.kind() == "fibers")
+}
 use silt_io::run::Simulation;
 use std::path::Path;
 
@@ -58,7 +64,7 @@ diagnostics_every = 2
 checkpoint_interval = 0.05
 "#;
 
-fn parse(text: &str) -> Result<FiberScene, silt_io::scene::SceneError> {
+fn parse(text: &str) -> Result<FiberScene, silt_io::scenes::SceneError> {
     FiberScene::parse(text, Path::new("fibers.toml"))
 }
 
@@ -84,7 +90,7 @@ fn the_base_scene_is_valid_and_places_what_it_says() {
     assert!(!is_fiber_scene("[fluid]\ncells = [1, 1, 1]\n"));
     assert!(!is_fiber_scene("[fibers\n"));
     let scene = parse(BASE).unwrap();
-    let system = scene.build().unwrap();
+    let system = scene.build().unwrap().system;
     let fibers = system.fibers.fibers();
     assert_eq!(fibers.len(), 6);
     assert_eq!(system.fibers.bead_count(), 2 * 6 + 3 * 5 + 3);
@@ -113,8 +119,8 @@ fn the_base_scene_is_valid_and_places_what_it_says() {
     // 5 links per arc, 4 per random fiber, 2 for the points; hinges (3 rows), a clamp (9 rows).
     let rows: usize = system.constraints.iter().map(|c| c.rows()).sum();
     assert_eq!(rows, 3 * (2 * 5 + 3 * 4 + 2) + 2 * 3 + 9);
-    assert_eq!(scene.end_step, 20);
-    let report = silt_io::fiber_scene::check_report(&scene, &system);
+    assert_eq!((scene.section.end_time / scene.dt).round(), 20.0);
+    let report = scene.check().unwrap();
     assert!(report.contains("bending time"), "{report}");
 }
 
@@ -137,7 +143,7 @@ first_end = "actuated"
 actuation = { angular_velocity = [0.0, 0.0, 0.2] }
 "#;
     let scene = parse(text).unwrap();
-    let system = scene.build().unwrap();
+    let system = scene.build().unwrap().system;
     let motion = system.motion().unwrap();
     let tip = system.fibers.positions[5] - system.fibers.positions[0];
     let expected = glam::DVec3::new(0.0, 0.0, 0.2).cross(tip);
@@ -156,7 +162,7 @@ actuation = { angular_velocity = [0.0, 0.0, 0.2] }
             "actuation = { velocity = [0.0, 0.3, 0.0], frequency = 2.0 }",
         );
     let scene = parse(&text).unwrap();
-    let mut system = scene.build().unwrap();
+    let mut system = scene.build().unwrap().system;
     let mut integrator = silt_fibers::dynamics::AdamsBashforth::default();
     for _ in 0..10 {
         let (motion, _) = system.step(0.01, &mut integrator).unwrap();
@@ -184,7 +190,7 @@ fn the_joint_model_builds_and_keeps_its_joints_closed() {
     )
     .replace("twist_rigidity = 2.0\n", "");
     let scene = parse(&text).unwrap();
-    let mut system = scene.build().unwrap();
+    let mut system = scene.build().unwrap().system;
     assert_eq!(system.joints.len(), 2 * 5 + 3 * 4 + 2);
     assert!((system.fibers.spacing() - 1.1).abs() < 1e-15);
     let mut integrator = silt_fibers::dynamics::AdamsBashforth::default();
@@ -200,7 +206,7 @@ fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
         (
             "bead_radius = 0.5",
             "bead_radius = -0.5",
-            &["fibers.bead_radius", "positive"],
+            &["fibers.bead_radius", "> 0"],
         ),
         ("viscosity = 1.0", "viscosity = 0.0", &["fibers.viscosity"]),
         (
@@ -335,7 +341,9 @@ fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
         }
     }
     // Another table next to [fibers].
-    let message = error_of(&format!("{BASE}\n[fluid]\ncells = [1, 1, 1]\n"));
+    let message = error_of(&format!(
+        "{BASE}\n[fluid]\ncells = [4, 4, 4]\nspacing = 0.1\nviscosity = 1.0\n"
+    ));
     assert!(
         message.contains("fluid") && message.contains("only the [fibers] table"),
         "{message}"
@@ -441,7 +449,7 @@ fn resumed_and_single_threaded_runs_equal_the_continuous_run() {
         let got = std::fs::read(split_dir.path().join(file)).unwrap();
         assert!(got == expected, "{file} differs");
     }
-    let start = parse(BASE).unwrap().build().unwrap();
+    let start = parse(BASE).unwrap().build().unwrap().system;
     let moved = whole
         .model
         .system

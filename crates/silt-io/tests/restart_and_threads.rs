@@ -1,7 +1,7 @@
 //! A run stopped and resumed from its checkpoint equals a continuous run bit for bit, and results do not
 //! depend on the number of threads.
 
-use silt_io::scene::Scene;
+use silt_io::scenes::particles::ParticleScene as Scene;
 use silt_io::scenes::simulation;
 use std::path::Path;
 
@@ -111,7 +111,7 @@ fn results_do_not_depend_on_the_thread_count() {
             .build()
             .unwrap();
         pool.install(|| {
-            let mut system = scene().build().unwrap();
+            let mut system = scene().system().unwrap();
             for _ in 0..400 {
                 system.step().unwrap();
             }

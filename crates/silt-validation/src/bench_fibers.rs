@@ -17,7 +17,8 @@ use silt_core::Vec3;
 use silt_fibers::dynamics::AdamsBashforth;
 use silt_fibers::mobility::{Hydrodynamics, Mobility};
 use silt_fibers::rpy::RpyKernel;
-use silt_io::fiber_scene::FiberScene;
+use silt_io::scenes::fibers::FiberScene;
+use silt_io::scenes::SceneKind;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -298,7 +299,7 @@ pub fn run(
         for &threads in &options.threads {
             let (step_ms, iterations) =
                 pool(threads).install(|| -> Result<(f64, f64), String> {
-                    let mut system = scene.build().map_err(|e| e.to_string())?;
+                    let mut system = scene.build().map_err(|e| e.to_string())?.system;
                     let mut integrator = AdamsBashforth::default();
                     for _ in 0..options.warmup_steps {
                         system.step(scene.dt, &mut integrator)?;

@@ -17,6 +17,7 @@ fn quick_benchmark_runs() {
     // The full benchmark's scenes are valid.
     for fibers in [50, 200] {
         let text = step_scene(fibers, 20);
-        silt_io::fiber_scene::FiberScene::parse(&text, std::path::Path::new("bench.toml")).unwrap();
+        silt_io::scenes::fibers::FiberScene::parse(&text, std::path::Path::new("bench.toml"))
+            .unwrap();
     }
 }

@@ -17,6 +17,18 @@ pub struct HertzCoefficients {
     pub gamma_t: f64,
 }
 
+impl HertzCoefficients {
+    /// The coefficients with LAMMPS' defaults for those not given: k_t = 2/7 k_n, gamma_t = gamma_n / 2.
+    pub fn lammps(k_n: f64, gamma_n: f64, k_t: Option<f64>, gamma_t: Option<f64>) -> Self {
+        HertzCoefficients {
+            k_n,
+            k_t: k_t.unwrap_or(2.0 / 7.0 * k_n),
+            gamma_n,
+            gamma_t: gamma_t.unwrap_or(0.5 * gamma_n),
+        }
+    }
+}
+
 /// Area factor sqrt(delta R_eff) that turns the Hookean law into a Hertzian one.
 #[inline]
 pub fn hertz_factor(gap: f64, effective_radius: f64) -> f64 {

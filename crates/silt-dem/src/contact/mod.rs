@@ -64,6 +64,31 @@ pub enum NormalLaw {
     Hertz(HertzCoefficients),
 }
 
+impl NormalLaw {
+    /// The law as a user names it: `actm`, `linear`, `hertz (k_n 2e5, gamma_n 50)`.
+    pub fn name(&self) -> String {
+        match self {
+            NormalLaw::Actm => "actm (adaptive collision time)".into(),
+            NormalLaw::Linear => "linear spring-dashpot".into(),
+            NormalLaw::Hertz(c) => format!(
+                "hertz (k_n {:e}, k_t {:e}, gamma_n {:e}, gamma_t {:e})",
+                c.k_n, c.k_t, c.gamma_n, c.gamma_t
+            ),
+        }
+    }
+}
+
+impl TangentialLaw {
+    /// The law as a user names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TangentialLaw::Frictionless => "frictionless",
+            TangentialLaw::SpringHistory => "spring with history (seed eq. 12-17)",
+            TangentialLaw::ShearHistory => "shear history (LAMMPS)",
+        }
+    }
+}
+
 /// Tangential contact law, chosen by name in the scene.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TangentialLaw {
@@ -155,6 +180,15 @@ impl ContactForce {
         self.lever_q * self.arm
     }
 }
+
+/// The seed's contact duration T_c in time steps (sec. 3.2: T_c = 10 dt).
+pub const DEFAULT_COLLISION_STEPS: f64 = 10.0;
+/// The seed's critical contact Stokes number St_crit of enduring contacts (eq. 22).
+pub const DEFAULT_ST_CRIT: f64 = 5.0;
+/// The seed's bound eps on the resting overlap under a particle's own weight, over its radius (eq. 26).
+pub const DEFAULT_OVERLAP_BOUND: f64 = 1e-3;
+/// The seed's surface roughness zeta_min of the lubrication, over the smaller radius (eq. 9).
+pub const DEFAULT_ROUGHNESS: f64 = 3e-3;
 
 /// A complete contact model: normal law, tangential law, enduring-contact rule and optional lubrication.
 #[derive(Clone, Debug)]

@@ -1,0 +1,1488 @@
+//! Particle scenes: spheres and walls with the collision model of Biegert, Vowinckel & Meiburg (2017)
+//! (`silt_dem`): `[simulation]`, `[domain]`, `[[material]]`, `[contact]`, `[[wall]]`, `[[particles]]`
+//! and `[output]`. The format is documented key by key in `docs/scene-format.md`; the same tables are
+//! the particle half of a coupled scene (`super::coupled`).
+
+use super::keys::{mib, num, Keys, Range, SceneError};
+use super::output::{fits_in_memory, fixed_steps, OutputSection};
+use super::{SceneFile, SceneKind};
+use crate::placement::{lattice_positions, random_positions, DiameterDistribution};
+use crate::run::RunSettings;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
+use silt_core::Vec3;
+use silt_dem::contact::hertz::HertzCoefficients;
+use silt_dem::contact::lubrication::Lubrication;
+use silt_dem::contact::{
+    ContactModel, ContactState, EnduringContact, NormalLaw, TangentialLaw, DEFAULT_COLLISION_STEPS,
+    DEFAULT_OVERLAP_BOUND, DEFAULT_ROUGHNESS, DEFAULT_ST_CRIT,
+};
+use silt_dem::domain::Domain;
+use silt_dem::integrator::Integrator;
+use silt_dem::material::{Material, DEFAULT_POISSON};
+use silt_dem::model::DemModel;
+use silt_dem::neighbor::DEFAULT_SKIN_FRACTION;
+use silt_dem::particles::Particles;
+use silt_dem::system::{DemSystem, Release};
+use silt_dem::wall::Wall;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Estimated bytes per particle: its arrays, about eight neighbour pairs with their contact memory,
+/// and the integrator's scratch.
+const BYTES_PER_PARTICLE: f64 = 2048.0;
+/// `silt check` places the particles (and checks overlaps, the domain and the time step on them) up to
+/// this many; beyond it the placement is left to the run, which does the same checks.
+const CHECK_PLACEMENT_LIMIT: usize = 200_000;
+/// An expected overlap above this fraction of the radius means spheres pass through each other or a
+/// wall: the scene is refused.
+const LARGEST_OVERLAP: f64 = 0.5;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSection {
+    /// Time step dt (the fluid step in coupled runs).
+    pub dt: f64,
+    pub end_time: f64,
+    #[serde(default)]
+    pub gravity: [f64; 3],
+    pub integrator: Option<String>,
+    /// Sub-steps per RK stage for the predictor–corrector (default the seed's [8, 2, 5]).
+    pub substeps: Option<Vec<u32>>,
+    /// Seed of the random placement and velocities.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Neighbour-list skin as a fraction of the largest diameter.
+    pub neighbor_skin: Option<f64>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DomainSection {
+    pub min: [f64; 3],
+    pub max: [f64; 3],
+    #[serde(default)]
+    pub periodic: [bool; 3],
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialSection {
+    pub name: String,
+    pub density: f64,
+    pub e_dry: f64,
+    pub poisson: Option<f64>,
+    pub mu_s: f64,
+    pub mu_k: f64,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactSection {
+    pub normal: Option<String>,
+    pub tangential: Option<String>,
+    /// Contact duration T_c in time steps (adaptive and linear laws).
+    pub collision_steps: Option<f64>,
+    /// u_in,crit of enduring contacts in dry runs.
+    pub min_impact_velocity: Option<f64>,
+    pub st_crit: Option<f64>,
+    /// Overlap bound eps of enduring contacts (fraction of the radius).
+    pub overlap_bound: Option<f64>,
+    pub hertz: Option<HertzSection>,
+    pub lubrication: Option<LubricationSection>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HertzSection {
+    pub k_n: f64,
+    pub k_t: Option<f64>,
+    pub gamma_n: f64,
+    pub gamma_t: Option<f64>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LubricationSection {
+    pub fluid_density: f64,
+    pub kinematic_viscosity: f64,
+    /// Largest gap with lubrication (2h on a fluid grid).
+    pub range: f64,
+    /// zeta_min as a fraction of the smaller radius.
+    pub roughness: Option<f64>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WallSection {
+    pub point: [f64; 3],
+    pub normal: [f64; 3],
+    pub material: String,
+    #[serde(default)]
+    pub velocity: [f64; 3],
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParticleGroup {
+    pub material: String,
+    #[serde(default)]
+    pub fixed: bool,
+    /// Time at which fixed spheres become free (prescribed motion with `velocity` until then).
+    pub release_time: Option<f64>,
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    /// Random velocities of this temperature k T added (LAMMPS `velocity create`: uniform, zero net
+    /// momentum, rescaled to the temperature; per component <m u^2> = k T).
+    pub temperature: Option<f64>,
+    /// Explicit centres; with `diameters` (one each) or `diameter`.
+    pub positions: Option<Vec<[f64; 3]>>,
+    pub diameters: Option<Vec<f64>>,
+    /// Number of spheres to place (with `placement`, `region`, `diameter`).
+    pub count: Option<u64>,
+    pub placement: Option<String>,
+    pub region: Option<RegionSection>,
+    pub lattice_spacing: Option<f64>,
+    pub diameter: Option<DiameterSection>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionSection {
+    pub min: [f64; 3],
+    pub max: [f64; 3],
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiameterSection {
+    pub distribution: String,
+    pub value: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub mean: Option<f64>,
+    pub std: Option<f64>,
+}
+
+/// The particle tables of a scene file (the particle half of a coupled one).
+#[derive(Clone, Debug)]
+pub struct ParticleTables {
+    pub simulation: SimulationSection,
+    pub domain: Option<DomainSection>,
+    pub materials: Vec<MaterialSection>,
+    pub contact: ContactSection,
+    pub walls: Vec<WallSection>,
+    pub groups: Vec<ParticleGroup>,
+    pub output: OutputSection,
+}
+
+impl ParticleTables {
+    /// The particle tables of `file`; `[simulation]` is required.
+    pub fn of(file: SceneFile, keys: &Keys) -> Result<ParticleTables, SceneError> {
+        let simulation = file.simulation.ok_or_else(|| {
+            keys.missing(
+                "simulation",
+                "a particle scene needs a [simulation] table (dt, end_time, ...)",
+            )
+        })?;
+        Ok(ParticleTables {
+            simulation,
+            domain: file.domain,
+            materials: file.materials.unwrap_or_default(),
+            contact: file.contact.unwrap_or_default(),
+            walls: file.walls.unwrap_or_default(),
+            groups: file.groups.unwrap_or_default(),
+            output: file.output.unwrap_or_default(),
+        })
+    }
+}
+
+/// A group's spheres: explicit centres with their diameters (or a distribution), or a number placed.
+#[derive(Clone, Debug)]
+enum Spheres {
+    Listed {
+        positions: Vec<Vec3>,
+        diameters: Result<Vec<f64>, DiameterDistribution>,
+    },
+    Placed {
+        count: usize,
+        distribution: DiameterDistribution,
+        lattice: Option<f64>,
+        region: (Vec3, Vec3),
+    },
+}
+
+/// A checked particle scene: the model's parts, the groups to place and the run's schedule.
+#[derive(Clone, Debug)]
+pub struct ParticleScene {
+    pub source: PathBuf,
+    pub tables: ParticleTables,
+    pub domain: Domain,
+    pub materials: Vec<Material>,
+    pub model: ContactModel,
+    pub walls: Vec<Wall>,
+    pub integrator: Integrator,
+    pub settings: RunSettings,
+    /// Spheres in all.
+    pub count: usize,
+    spheres: Vec<Spheres>,
+}
+
+impl ParticleScene {
+    /// Parses and checks the text of a particle scene; `source` names it in messages.
+    pub fn parse(text: &str, source: &std::path::Path) -> Result<ParticleScene, SceneError> {
+        super::parse_kind(text, source, "particle", |scene| match scene {
+            super::Scene::Particles(s) => Some(s),
+            _ => None,
+        })
+    }
+
+    /// Checks the particle tables of `file`.
+    pub fn new(file: SceneFile, keys: Keys) -> Result<ParticleScene, SceneError> {
+        let tables = ParticleTables::of(file, &keys)?;
+        tables
+            .output
+            .allow(&keys, "output", &["track"], "a particle scene")?;
+        let settings = tables
+            .output
+            .settings(&keys, "output", tables.simulation.end_time)?;
+        ParticleScene::check(tables, keys, settings)
+    }
+
+    /// Checks the tables (their domain given) for a run with the output schedule `settings`.
+    pub fn check(
+        tables: ParticleTables,
+        keys: Keys,
+        settings: RunSettings,
+    ) -> Result<ParticleScene, SceneError> {
+        let s = &tables.simulation;
+        let dt = keys.number("simulation.dt", s.dt, Range::Positive)?;
+        let end_time = keys.number("simulation.end_time", s.end_time, Range::Positive)?;
+        fixed_steps(&keys, "simulation.dt", dt, end_time)?;
+        keys.vector("simulation.gravity", s.gravity)?;
+        let integrator = integrator(&keys, s)?;
+        let skin = s.neighbor_skin.unwrap_or(DEFAULT_SKIN_FRACTION);
+        keys.number_note(
+            "simulation.neighbor_skin",
+            skin,
+            Range::OpenClosed(0.0, 2.0),
+            "fraction of the largest diameter",
+        )?;
+        let d = tables.domain.as_ref().ok_or_else(|| {
+            keys.missing(
+                "domain",
+                "the [domain] table (min, max, periodic) is required",
+            )
+        })?;
+        keys.vector("domain.min", d.min)?;
+        keys.vector("domain.max", d.max)?;
+        keys.require(
+            (0..3).all(|a| d.max[a] > d.min[a]),
+            "domain.max",
+            format!("{:?}", d.max),
+            "each component must be larger than domain.min",
+        )?;
+        let domain = Domain {
+            min: d.min.into(),
+            max: d.max.into(),
+            periodic: d.periodic,
+        };
+        let materials = check_materials(&keys, &tables.materials)?;
+        let model = contact_model(&keys, &tables.contact, &materials, dt, s.gravity)?;
+        let walls = tables
+            .walls
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let key = |k: &str| format!("wall[{i}].{k}");
+                Ok(Wall {
+                    point: keys.vector(&key("point"), w.point)?,
+                    normal: keys.direction(&key("normal"), w.normal)?,
+                    material: material_index(
+                        &keys,
+                        &tables.materials,
+                        &w.material,
+                        &key("material"),
+                    )?,
+                    velocity: keys.vector(&key("velocity"), w.velocity)?,
+                })
+            })
+            .collect::<Result<Vec<Wall>, SceneError>>()?;
+        if tables.groups.is_empty() {
+            return Err(keys.error("particles", "at least one [[particles]] group is required"));
+        }
+        let mut count = 0usize;
+        let mut spheres = Vec::new();
+        for (i, g) in tables.groups.iter().enumerate() {
+            let group = check_group(&keys, &tables, i, g, &domain)?;
+            count = count.saturating_add(match &group {
+                Spheres::Listed { positions, .. } => positions.len(),
+                Spheres::Placed { count, .. } => *count,
+            });
+            spheres.push(group);
+        }
+        fits_in_memory(
+            &keys,
+            "particles",
+            count as f64 * BYTES_PER_PARTICLE,
+            &format!("{count} particles"),
+        )?;
+        Ok(ParticleScene {
+            source: keys.file.to_path_buf(),
+            tables,
+            domain,
+            materials,
+            model,
+            walls,
+            integrator,
+            settings,
+            count,
+            spheres,
+        })
+    }
+
+    fn keys(&self) -> Keys<'_> {
+        Keys::new(&self.source)
+    }
+
+    /// Simulated time step.
+    pub fn dt(&self) -> f64 {
+        self.tables.simulation.dt
+    }
+
+    pub fn gravity(&self) -> Vec3 {
+        Vec3::from(self.tables.simulation.gravity)
+    }
+
+    /// The groups with a `release_time`, as particle index ranges in build order.
+    fn releases(&self) -> Vec<Release> {
+        let mut first = 0;
+        let mut releases = Vec::new();
+        for (g, spheres) in self.tables.groups.iter().zip(&self.spheres) {
+            let count = match spheres {
+                Spheres::Listed { positions, .. } => positions.len(),
+                Spheres::Placed { count, .. } => *count,
+            };
+            if let Some(time) = g.release_time {
+                releases.push(Release {
+                    time,
+                    particles: first..first + count,
+                });
+            }
+            first += count;
+        }
+        releases
+    }
+
+    /// Places the particles and builds the system; checks the initial state (no overlaps, everything
+    /// inside the domain, the periodic lengths, the tracked ids, the time step against the contacts).
+    pub fn system(&self) -> Result<DemSystem, SceneError> {
+        let keys = self.keys();
+        let domain = self.domain.clone();
+        let mut rng = ChaCha8Rng::seed_from_u64(self.tables.simulation.seed);
+        let mut particles = Particles::default();
+        let mut origin = Vec::new();
+        for (i, (group, spheres)) in self.tables.groups.iter().zip(&self.spheres).enumerate() {
+            let key = |k: &str| format!("particles[{i}].{k}");
+            let (positions, diameters) = match spheres {
+                Spheres::Listed {
+                    positions,
+                    diameters,
+                } => {
+                    let d = match diameters {
+                        Ok(d) => d.clone(),
+                        Err(dist) => positions.iter().map(|_| dist.sample(&mut rng)).collect(),
+                    };
+                    (positions.clone(), d)
+                }
+                Spheres::Placed {
+                    count,
+                    distribution,
+                    lattice,
+                    region,
+                } => {
+                    let mut d: Vec<f64> =
+                        (0..*count).map(|_| distribution.sample(&mut rng)).collect();
+                    let positions = match lattice {
+                        Some(spacing) => {
+                            let sites = lattice_positions(*region, *spacing, *count);
+                            keys.require(
+                                sites.len() >= *count,
+                                &key("count"),
+                                count,
+                                &format!(
+                                    "the region holds only {} lattice sites of spacing {}; reduce the \
+                                     count or enlarge the region",
+                                    sites.len(),
+                                    num(*spacing)
+                                ),
+                            )?;
+                            sites
+                        }
+                        None => {
+                            // Larger spheres first: random sequential addition packs better that way.
+                            d.sort_by(|a, b| b.total_cmp(a));
+                            let existing: Vec<(Vec3, f64)> = particles
+                                .position
+                                .iter()
+                                .copied()
+                                .zip(particles.radius.iter().copied())
+                                .collect();
+                            let radii: Vec<f64> = d.iter().map(|d| 0.5 * d).collect();
+                            random_positions(&domain, *region, &radii, &existing, &mut rng)
+                                .map_err(|e| keys.error(key("count"), e.to_string()))?
+                        }
+                    };
+                    (positions, d)
+                }
+            };
+            let material = material_index(
+                &keys,
+                &self.tables.materials,
+                &group.material,
+                &key("material"),
+            )?;
+            let first = particles.len();
+            for (j, (&x, &d)) in positions.iter().zip(&diameters).enumerate() {
+                keys.require(
+                    domain.contains(x),
+                    &key(&format!("positions[{j}]")),
+                    x,
+                    &format!(
+                        "the centre lies outside the domain {} .. {}",
+                        domain.min, domain.max
+                    ),
+                )?;
+                particles.push(
+                    domain.wrap(x),
+                    group.velocity.into(),
+                    0.5 * d,
+                    self.materials[material].density,
+                    material,
+                    group.fixed,
+                );
+                origin.push((i, j));
+            }
+            if let Some(temperature) = group.temperature {
+                thermal_velocities(&mut particles, first, temperature, &mut rng);
+            }
+        }
+        check_initial_overlaps(&keys, &domain, &self.walls, &particles, &origin)?;
+        let max_diameter = 2.0 * particles.max_radius();
+        let skin = self
+            .tables
+            .simulation
+            .neighbor_skin
+            .unwrap_or(DEFAULT_SKIN_FRACTION)
+            * max_diameter;
+        let reach = max_diameter + self.model.interaction_range() + skin;
+        for a in 0..3 {
+            keys.require(
+                !(domain.periodic[a] && domain.length()[a] < 2.0 * reach),
+                "domain.max",
+                num(domain.length()[a]),
+                &format!(
+                    "the periodic length along axis {a} is shorter than twice the interaction reach {} \
+                     (largest diameter + lubrication range + neighbour skin); enlarge the domain",
+                    num(2.0 * reach)
+                ),
+            )?;
+        }
+        let track = self.tables.output.track.as_deref().unwrap_or(&[]);
+        if let Some(&id) = track.iter().find(|&&id| id >= particles.len()) {
+            return Err(keys.error(
+                "output.track",
+                format!(
+                    "particle {id} does not exist; the scene has {} particles (0 .. {})",
+                    particles.len(),
+                    particles.len() - 1
+                ),
+            ));
+        }
+        let mut system = DemSystem::new(
+            domain,
+            self.gravity(),
+            self.materials.clone(),
+            self.model.clone(),
+            particles,
+            self.walls.clone(),
+            self.integrator,
+            self.dt(),
+            skin,
+        );
+        system.releases = self.releases();
+        self.check_contacts(&system)?;
+        Ok(system)
+    }
+
+    /// Refuses a time step that cannot resolve a contact with at least 5 (sub)steps, and impacts that
+    /// would drive spheres through each other or through a wall.
+    fn check_contacts(&self, system: &DemSystem) -> Result<(), SceneError> {
+        let keys = self.keys();
+        let estimate = contact_time_estimate(self, system);
+        let resolution =
+            estimate.contact_time / (self.dt() * system.integrator.smallest_substep_fraction());
+        keys.require(
+            resolution >= 5.0,
+            "simulation.dt",
+            num(self.dt()),
+            &format!(
+                "it is too large: the contact time {} ({}) is resolved with only {resolution:.1} \
+                 (sub)steps; at least 5 are needed (20 or more recommended)",
+                num(estimate.contact_time),
+                estimate.how
+            ),
+        )?;
+        let (speed, source) = characteristic_speed(self, system);
+        let overlap = expected_overlap(system, speed);
+        keys.require(
+            overlap <= LARGEST_OVERLAP,
+            if matches!(system.model.normal, NormalLaw::Hertz(_)) {
+                "contact.hertz.k_n"
+            } else {
+                "contact.collision_steps"
+            },
+            match system.model.normal {
+                NormalLaw::Hertz(c) => num(c.k_n),
+                _ => num(self.tables.contact.collision_steps.unwrap_or(DEFAULT_COLLISION_STEPS)),
+            },
+            &format!(
+                "an impact at {} m/s ({source}) would overlap by {} R, and spheres would pass through \
+                 each other or a wall (at most {LARGEST_OVERLAP} R); make the contact stiffer (fewer \
+                 collision_steps, a smaller dt or a larger k_n) or the impact slower",
+                num(speed),
+                num(overlap)
+            ),
+        )
+    }
+}
+
+/// Random velocities of temperature `temperature` (k T, per unit of the scene's energy) added to
+/// particles `first..`: uniform in each component, zero net momentum, rescaled so that
+/// sum m u^2 = 3 N k T, as LAMMPS `velocity create` does.
+fn thermal_velocities(p: &mut Particles, first: usize, temperature: f64, rng: &mut ChaCha8Rng) {
+    let members = first..p.len();
+    let n = members.len();
+    if n < 2 || temperature == 0.0 {
+        return;
+    }
+    let mut random: Vec<Vec3> = members
+        .clone()
+        .map(|_| {
+            Vec3::new(
+                rng.gen::<f64>() - 0.5,
+                rng.gen::<f64>() - 0.5,
+                rng.gen::<f64>() - 0.5,
+            )
+        })
+        .collect();
+    let mass: f64 = members.clone().map(|i| p.mass[i]).sum();
+    let momentum: Vec3 = members
+        .clone()
+        .zip(&random)
+        .map(|(i, u)| p.mass[i] * *u)
+        .sum();
+    random.iter_mut().for_each(|u| *u -= momentum / mass);
+    let energy: f64 = members
+        .clone()
+        .zip(&random)
+        .map(|(i, u)| p.mass[i] * u.length_squared())
+        .sum();
+    let scale = (3.0 * (n - 1) as f64 * temperature / energy).sqrt();
+    for (i, u) in members.zip(random) {
+        p.velocity[i] += scale * u;
+    }
+}
+
+const INTEGRATORS: [(&str, u8); 4] = [
+    ("seed", 0),
+    ("predictor-corrector", 0),
+    ("velocity-verlet", 1),
+    ("euler-crank-nicolson", 2),
+];
+
+fn integrator(keys: &Keys, s: &SimulationSection) -> Result<Integrator, SceneError> {
+    let name = s.integrator.as_deref().unwrap_or("seed");
+    let kind = keys.choice("simulation.integrator", name, &INTEGRATORS)?;
+    let substeps = match &s.substeps {
+        None => [8, 2, 5],
+        Some(given) => {
+            keys.require(
+                given.len() == 3 && given.iter().all(|n| (1..=1000).contains(n)),
+                "simulation.substeps",
+                format!("{given:?}"),
+                "three numbers, one per Runge–Kutta stage, each 1 to 1000 (the seed uses [8, 2, 5])",
+            )?;
+            keys.forbid(
+                kind == 1,
+                "simulation.substeps",
+                "velocity Verlet has no stages to sub-step; remove it",
+            )?;
+            [given[0], given[1], given[2]]
+        }
+    };
+    Ok(match kind {
+        0 => Integrator::PredictorCorrector { substeps },
+        1 => Integrator::VelocityVerlet,
+        _ => Integrator::EulerCrankNicolson { substeps },
+    })
+}
+
+fn check_materials(keys: &Keys, sections: &[MaterialSection]) -> Result<Vec<Material>, SceneError> {
+    if sections.is_empty() {
+        return Err(keys.error("material", "at least one [[material]] is required"));
+    }
+    let mut materials = Vec::new();
+    for (i, m) in sections.iter().enumerate() {
+        let key = |k: &str| format!("material[{i}].{k}");
+        keys.require(
+            !m.name.is_empty(),
+            &key("name"),
+            "\"\"",
+            "a material needs a name",
+        )?;
+        keys.forbid(
+            sections[..i].iter().any(|o| o.name == m.name),
+            &key("name"),
+            &format!("the name \"{}\" is used twice", m.name),
+        )?;
+        keys.number(&key("density"), m.density, Range::Positive)?;
+        keys.number_note(
+            &key("e_dry"),
+            m.e_dry,
+            Range::OpenClosed(0.0, 1.0),
+            "the dry restitution coefficient",
+        )?;
+        let poisson = keys.number(
+            &key("poisson"),
+            m.poisson.unwrap_or(DEFAULT_POISSON),
+            Range::ClosedOpen(0.0, 0.5),
+        )?;
+        keys.number(&key("mu_s"), m.mu_s, Range::NonNegative)?;
+        keys.number(&key("mu_k"), m.mu_k, Range::NonNegative)?;
+        keys.require(
+            m.mu_k <= m.mu_s,
+            &key("mu_k"),
+            num(m.mu_k),
+            &format!(
+                "the kinetic friction coefficient must not exceed mu_s = {}",
+                num(m.mu_s)
+            ),
+        )?;
+        materials.push(Material {
+            name: m.name.clone(),
+            density: m.density,
+            e_dry: m.e_dry,
+            poisson,
+            mu_s: m.mu_s,
+            mu_k: m.mu_k,
+        });
+    }
+    Ok(materials)
+}
+
+fn contact_model(
+    keys: &Keys,
+    c: &ContactSection,
+    materials: &[Material],
+    dt: f64,
+    gravity: [f64; 3],
+) -> Result<ContactModel, SceneError> {
+    let name = c.normal.as_deref().unwrap_or("actm");
+    let kind = keys.choice(
+        "contact.normal",
+        name,
+        &[("actm", 0), ("linear", 1), ("hertz", 2)],
+    )?;
+    keys.forbid(
+        c.hertz.is_some() && kind != 2,
+        "contact.hertz",
+        "only the \"hertz\" normal law takes [contact.hertz]; remove it",
+    )?;
+    let normal = match kind {
+        0 => NormalLaw::Actm,
+        1 => NormalLaw::Linear,
+        _ => {
+            let h = c.hertz.as_ref().ok_or_else(|| {
+                keys.error(
+                    "contact.hertz",
+                    "the \"hertz\" law needs a [contact.hertz] table with k_n and gamma_n",
+                )
+            })?;
+            NormalLaw::Hertz(HertzCoefficients::lammps(
+                keys.number("contact.hertz.k_n", h.k_n, Range::Positive)?,
+                keys.number("contact.hertz.gamma_n", h.gamma_n, Range::NonNegative)?,
+                keys.optional("contact.hertz.k_t", h.k_t, Range::Positive)?,
+                keys.optional("contact.hertz.gamma_t", h.gamma_t, Range::NonNegative)?,
+            ))
+        }
+    };
+    let tangential = keys.choice(
+        "contact.tangential",
+        c.tangential.as_deref().unwrap_or("spring-history"),
+        &[
+            ("spring-history", TangentialLaw::SpringHistory),
+            ("shear-history", TangentialLaw::ShearHistory),
+            ("frictionless", TangentialLaw::Frictionless),
+        ],
+    )?;
+    let collision_steps = keys.number_note(
+        "contact.collision_steps",
+        c.collision_steps.unwrap_or(DEFAULT_COLLISION_STEPS),
+        Range::Positive,
+        "T_c / dt; the seed uses 10",
+    )?;
+    let overlap_bound = keys.number_note(
+        "contact.overlap_bound",
+        c.overlap_bound.unwrap_or(DEFAULT_OVERLAP_BOUND),
+        Range::Open(0.0, 0.1),
+        "fraction of the radius; 1e-3 is typical",
+    )?;
+    let st_crit = keys.number_note(
+        "contact.st_crit",
+        c.st_crit.unwrap_or(DEFAULT_ST_CRIT),
+        Range::Positive,
+        "the seed uses 5",
+    )?;
+    let lubrication = match &c.lubrication {
+        None => None,
+        Some(l) => Some(Lubrication {
+            fluid_density: keys.number(
+                "contact.lubrication.fluid_density",
+                l.fluid_density,
+                Range::Positive,
+            )?,
+            kinematic_viscosity: keys.number(
+                "contact.lubrication.kinematic_viscosity",
+                l.kinematic_viscosity,
+                Range::Positive,
+            )?,
+            range: keys.number_note(
+                "contact.lubrication.range",
+                l.range,
+                Range::Positive,
+                "2h on a fluid grid",
+            )?,
+            roughness_ratio: keys.number_note(
+                "contact.lubrication.roughness",
+                l.roughness.unwrap_or(DEFAULT_ROUGHNESS),
+                Range::Open(0.0, 1.0),
+                "3e-3 in the seed",
+            )?,
+        }),
+    };
+    let enduring = match (c.min_impact_velocity, &lubrication) {
+        (Some(u), _) => EnduringContact::MinimumSpeed(keys.number(
+            "contact.min_impact_velocity",
+            u,
+            Range::Positive,
+        )?),
+        (None, Some(l)) => EnduringContact::Stokes {
+            st_crit,
+            fluid_density: l.fluid_density,
+            kinematic_viscosity: l.kinematic_viscosity,
+        },
+        (None, None) if matches!(normal, NormalLaw::Actm) => return Err(keys.error(
+            "contact.min_impact_velocity",
+            "is required for dry runs with the \"actm\" law (the impact-speed floor u_in,crit of \
+                 enduring contacts; a few percent of sqrt(g D) is typical)",
+        )),
+        (None, None) => EnduringContact::MinimumSpeed(0.0),
+    };
+    Ok(ContactModel::new(
+        normal,
+        tangential,
+        materials,
+        collision_steps * dt,
+        enduring,
+        overlap_bound,
+        Vec3::from(gravity).length(),
+        lubrication,
+    ))
+}
+
+fn material_index(
+    keys: &Keys,
+    materials: &[MaterialSection],
+    name: &str,
+    key: &str,
+) -> Result<usize, SceneError> {
+    materials
+        .iter()
+        .position(|m| m.name == name)
+        .ok_or_else(|| {
+            let names: Vec<String> = materials
+                .iter()
+                .map(|m| format!("\"{}\"", m.name))
+                .collect();
+            keys.error(
+                key,
+                format!(
+                    "no material is named \"{name}\"; defined: {}",
+                    names.join(", ")
+                ),
+            )
+        })
+}
+
+/// Checks one group and says how its spheres are made.
+fn check_group(
+    keys: &Keys,
+    tables: &ParticleTables,
+    i: usize,
+    g: &ParticleGroup,
+    domain: &Domain,
+) -> Result<Spheres, SceneError> {
+    let key = |k: &str| format!("particles[{i}].{k}");
+    material_index(keys, &tables.materials, &g.material, &key("material"))?;
+    if let Some(t) = g.release_time {
+        keys.number_note(
+            &key("release_time"),
+            t,
+            Range::Positive,
+            "the time at which the group's spheres become free",
+        )?;
+        keys.forbid(
+            !g.fixed,
+            &key("release_time"),
+            "applies to fixed spheres only: set `fixed = true` (and their prescribed `velocity`) so \
+             that they move at that velocity until the release time",
+        )?;
+    }
+    keys.vector(&key("velocity"), g.velocity)?;
+    if let Some(t) = g.temperature {
+        keys.number(&key("temperature"), t, Range::NonNegative)?;
+        keys.forbid(
+            g.fixed,
+            &key("temperature"),
+            "fixed spheres move at their prescribed `velocity`; random velocities apply to free ones",
+        )?;
+    }
+    let distribution = |d: &DiameterSection| diameter_distribution(keys, d, &key("diameter"));
+    match (&g.positions, g.count) {
+        (Some(_), Some(_)) => {
+            Err(keys.error(key("count"), "give either `positions` or `count`, not both"))
+        }
+        (None, None) => Err(keys.error(
+            key("count"),
+            "a group needs `positions` (an explicit list) or `count` (placed spheres)",
+        )),
+        (Some(positions), None) => {
+            if positions.is_empty() {
+                return Err(keys.error(key("positions"), "the list is empty"));
+            }
+            let diameters = match (&g.diameters, &g.diameter) {
+                (Some(d), None) => {
+                    keys.require(
+                        d.len() == positions.len(),
+                        &key("diameters"),
+                        format!("{} diameters", d.len()),
+                        &format!("give one per sphere ({} positions)", positions.len()),
+                    )?;
+                    for (j, &v) in d.iter().enumerate() {
+                        keys.number_note(
+                            &format!("particles[{i}].diameters[{j}]"),
+                            v,
+                            Range::Positive,
+                            "a diameter, twice the radius",
+                        )?;
+                    }
+                    Ok(d.clone())
+                }
+                (None, Some(d)) => Err(distribution(d)?),
+                _ => {
+                    return Err(keys.error(
+                        key("diameters"),
+                        "give either `diameters` (one per position) or `diameter`",
+                    ))
+                }
+            };
+            let positions = positions
+                .iter()
+                .enumerate()
+                .map(|(j, p)| keys.vector(&format!("particles[{i}].positions[{j}]"), *p))
+                .collect::<Result<Vec<Vec3>, SceneError>>()?;
+            for (k, present) in [
+                ("placement", g.placement.is_some()),
+                ("region", g.region.is_some()),
+                ("lattice_spacing", g.lattice_spacing.is_some()),
+            ] {
+                keys.forbid(
+                    present,
+                    &key(k),
+                    "only applies to groups placed with `count`",
+                )?;
+            }
+            Ok(Spheres::Listed {
+                positions,
+                diameters,
+            })
+        }
+        (None, Some(count)) => {
+            keys.require(count > 0, &key("count"), count, "must be at least 1")?;
+            fits_in_memory(
+                keys,
+                &key("count"),
+                count as f64 * BYTES_PER_PARTICLE,
+                &format!("{count} particles"),
+            )?;
+            keys.forbid(
+                g.diameters.is_some(),
+                &key("diameters"),
+                "only applies to explicit `positions`; use `diameter` with `count`",
+            )?;
+            let d = g
+                .diameter
+                .as_ref()
+                .ok_or_else(|| keys.error(key("diameter"), "is required with `count`"))?;
+            let distribution = distribution(d)?;
+            let lattice = keys.choice(
+                &key("placement"),
+                g.placement.as_deref().unwrap_or("random"),
+                &[("random", false), ("lattice", true)],
+            )?;
+            let region = match &g.region {
+                None => (domain.min, domain.max),
+                Some(r) => {
+                    let (lo, hi) = (Vec3::from(r.min), Vec3::from(r.max));
+                    let text = format!("{:?} .. {:?}", r.min, r.max);
+                    keys.require(
+                        lo.is_finite() && hi.is_finite() && (0..3).all(|a| hi[a] > lo[a]),
+                        &key("region"),
+                        &text,
+                        "max must exceed min in every direction",
+                    )?;
+                    keys.require(
+                        (0..3).all(|a| lo[a] >= domain.min[a] && hi[a] <= domain.max[a]),
+                        &key("region"),
+                        &text,
+                        "the region must lie inside the domain",
+                    )?;
+                    (lo, hi)
+                }
+            };
+            let spacing = match (g.lattice_spacing, lattice) {
+                (Some(s), true) => {
+                    keys.number(&key("lattice_spacing"), s, Range::Positive)?;
+                    keys.require(
+                        s >= distribution.max(),
+                        &key("lattice_spacing"),
+                        num(s),
+                        &format!(
+                            "it is smaller than the largest diameter {}",
+                            num(distribution.max())
+                        ),
+                    )?;
+                    Some(s)
+                }
+                (None, true) => Some(1.05 * distribution.max()),
+                (Some(_), false) => {
+                    return Err(keys.error(
+                        key("lattice_spacing"),
+                        "only applies to placement = \"lattice\"",
+                    ))
+                }
+                (None, false) => None,
+            };
+            Ok(Spheres::Placed {
+                count: count as usize,
+                distribution,
+                lattice: spacing,
+                region,
+            })
+        }
+    }
+}
+
+fn diameter_distribution(
+    keys: &Keys,
+    d: &DiameterSection,
+    key: &str,
+) -> Result<DiameterDistribution, SceneError> {
+    let kind = keys.choice(
+        &format!("{key}.distribution"),
+        &d.distribution,
+        &[("fixed", 0), ("uniform", 1), ("gaussian", 2)],
+    )?;
+    let values = [
+        ("value", d.value, kind == 0),
+        ("min", d.min, kind == 1),
+        ("max", d.max, kind == 1),
+        ("mean", d.mean, kind == 2),
+        ("std", d.std, kind == 2),
+    ];
+    for (name, value, used) in values {
+        keys.forbid(
+            value.is_some() && !used,
+            &format!("{key}.{name}"),
+            &format!("does not apply to the \"{}\" distribution", d.distribution),
+        )?;
+        if used && value.is_none() {
+            return Err(keys.error(
+                format!("{key}.{name}"),
+                format!("is required for the \"{}\" distribution", d.distribution),
+            ));
+        }
+    }
+    let diameter = |name: &str, v: Option<f64>| {
+        keys.number_note(
+            &format!("{key}.{name}"),
+            v.unwrap_or(f64::NAN),
+            Range::Positive,
+            "a diameter, twice the radius",
+        )
+    };
+    Ok(match kind {
+        0 => DiameterDistribution::Fixed(diameter("value", d.value)?),
+        1 => {
+            let (min, max) = (diameter("min", d.min)?, diameter("max", d.max)?);
+            keys.require(
+                max >= min,
+                &format!("{key}.max"),
+                num(max),
+                &format!("must be >= min = {}", num(min)),
+            )?;
+            DiameterDistribution::Uniform { min, max }
+        }
+        _ => {
+            let mean = diameter("mean", d.mean)?;
+            let std = keys.number_note(
+                &format!("{key}.std"),
+                d.std.unwrap_or(f64::NAN),
+                Range::Closed(0.0, 0.3 * mean),
+                "[0, 0.3 mean]: the distribution is truncated at 3 std",
+            )?;
+            DiameterDistribution::Gaussian { mean, std }
+        }
+    })
+}
+
+fn check_initial_overlaps(
+    keys: &Keys,
+    domain: &Domain,
+    walls: &[Wall],
+    p: &Particles,
+    origin: &[(usize, usize)],
+) -> Result<(), SceneError> {
+    let describe = |k: usize| format!("particles[{}] sphere {}", origin[k].0, origin[k].1);
+    for (w, wall) in walls.iter().enumerate() {
+        for k in 0..p.len() {
+            let gap = wall.distance(p.position[k]) - p.radius[k];
+            if gap < 0.0 {
+                return Err(keys.error(
+                    format!("particles[{}]", origin[k].0),
+                    format!(
+                        "{} (particle {k}) overlaps wall[{w}] by {:e}; initial overlaps are not allowed",
+                        describe(k),
+                        -gap
+                    ),
+                ));
+            }
+        }
+    }
+    let mut list = silt_dem::neighbor::NeighborList::new(1e-12 * (1.0 + p.max_radius()));
+    list.rebuild(domain, &p.position, &p.radius, 0.0);
+    for pair in 0..list.pair_count() {
+        let (i, j) = (list.first[pair] as usize, list.second[pair] as usize);
+        let gap =
+            domain.separation(p.position[i], p.position[j]).length() - p.radius[i] - p.radius[j];
+        if gap < 0.0 {
+            return Err(keys.error(
+                format!("particles[{}]", origin[j].0),
+                format!(
+                    "{} (particle {i}) and {} (particle {j}) overlap by {:e}; initial overlaps are not \
+                     allowed",
+                    describe(i),
+                    describe(j),
+                    -gap
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl SceneKind for ParticleScene {
+    type Model = DemModel;
+
+    fn settings(&self) -> RunSettings {
+        self.settings
+    }
+
+    fn build(&self) -> Result<DemModel, SceneError> {
+        Ok(DemModel {
+            system: self.system()?,
+            track: self.tables.output.track.clone().unwrap_or_default(),
+        })
+    }
+
+    fn check(&self) -> Result<String, SceneError> {
+        if self.count > CHECK_PLACEMENT_LIMIT {
+            return Ok(format!(
+                "scene            {}\nparticles        {} in {} group(s); placing them and checking the \
+                 initial state (overlaps, the time step against the contacts) is left to `silt run` \
+                 above {CHECK_PLACEMENT_LIMIT} particles\nmemory           about {} MiB\n",
+                self.source.display(),
+                self.count,
+                self.tables.groups.len(),
+                mib(self.count as f64 * BYTES_PER_PARTICLE)
+            ));
+        }
+        Ok(report(self, &self.system()?))
+    }
+
+    fn describe(&self, model: &DemModel) -> String {
+        format!(
+            "{} particles, dt {:e}",
+            model.system.particles.len(),
+            model.system.dt
+        )
+    }
+}
+
+/// Estimated contact duration and how it was obtained.
+#[derive(Clone, Debug)]
+pub struct ContactTimeEstimate {
+    pub contact_time: f64,
+    pub how: String,
+}
+
+/// Largest impact speed to expect and what sets it: the fastest initial particle (plus the fastest
+/// wall), or a fall across the domain. In a fluid (wet runs, enduring contact by Stokes number) the
+/// fall is that of the sphere with the largest terminal velocity under its buoyant weight, capped at
+/// that terminal velocity.
+pub fn characteristic_speed(scene: &ParticleScene, system: &DemSystem) -> (f64, &'static str) {
+    let g = scene.gravity();
+    let height = if g.length() > 0.0 {
+        system.domain.length().dot(g.normalize()).abs()
+    } else {
+        0.0
+    };
+    let (fall, fall_source) = match system.model.enduring {
+        EnduringContact::Stokes {
+            fluid_density,
+            kinematic_viscosity,
+            ..
+        } => {
+            let p = &system.particles;
+            let fastest_settling = (0..p.len())
+                .filter(|&i| !p.fixed[i])
+                .map(|i| {
+                    let density = system.materials[p.material[i]].density;
+                    settling_speed(
+                        2.0 * p.radius[i],
+                        density,
+                        fluid_density,
+                        kinematic_viscosity,
+                        g.length(),
+                        height,
+                    )
+                })
+                .fold(0.0, f64::max);
+            (
+                fastest_settling,
+                "settling across the domain, at most the Schiller-Naumann terminal velocity",
+            )
+        }
+        EnduringContact::MinimumSpeed(_) => (
+            (2.0 * g.length() * height).sqrt(),
+            "free fall across the domain",
+        ),
+    };
+    let fastest = system
+        .particles
+        .velocity
+        .iter()
+        .map(|v| v.length())
+        .fold(0.0, f64::max);
+    let wall_speed = system
+        .walls
+        .iter()
+        .map(|w| w.velocity.length())
+        .fold(0.0, f64::max);
+    if fall >= fastest + wall_speed {
+        (fall.max(f64::MIN_POSITIVE), fall_source)
+    } else {
+        (fastest + wall_speed, "fastest initial particle and wall")
+    }
+}
+
+/// The speed a sphere of diameter `d` and density `density` reaches falling `height` from rest in a fluid
+/// of density `fluid_density` and kinematic viscosity `nu` under gravity `g`: the free fall under its
+/// buoyant weight, sqrt(2 g' height) with g' = g (1 - rho_f / rho_p), capped at the terminal velocity u_t
+/// where the Schiller–Naumann drag 3 pi mu d u (1 + 0.15 Re^0.687) balances the buoyant weight (0 for a
+/// sphere that does not sink).
+pub fn settling_speed(
+    d: f64,
+    density: f64,
+    fluid_density: f64,
+    nu: f64,
+    g: f64,
+    height: f64,
+) -> f64 {
+    let reduced_gravity = g * (1.0 - fluid_density / density);
+    if reduced_gravity <= 0.0 || nu <= 0.0 || d <= 0.0 {
+        return 0.0;
+    }
+    let free_fall = (2.0 * reduced_gravity * height).sqrt();
+    let volume = std::f64::consts::PI * d * d * d / 6.0;
+    let buoyant_weight = (density - fluid_density) * volume * g;
+    let drag = |u: f64| {
+        let re = u * d / nu;
+        3.0 * std::f64::consts::PI * fluid_density * nu * d * u * (1.0 + 0.15 * re.powf(0.687))
+    };
+    if drag(free_fall) <= buoyant_weight {
+        return free_fall;
+    }
+    // The drag grows with u: bisect between rest and the free fall.
+    let (mut low, mut high) = (0.0, free_fall);
+    for _ in 0..100 {
+        let middle = 0.5 * (low + high);
+        if drag(middle) < buoyant_weight {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    high
+}
+
+/// Lightest mass and smallest radius among the free particles.
+fn smallest_free(system: &DemSystem) -> (f64, f64) {
+    let p = &system.particles;
+    let mut m = f64::INFINITY;
+    let mut r = f64::INFINITY;
+    for i in (0..p.len()).filter(|&i| !p.fixed[i]) {
+        m = m.min(p.mass[i]);
+        r = r.min(p.radius[i]);
+    }
+    if m.is_finite() {
+        (m, r)
+    } else {
+        (
+            p.mass.iter().copied().fold(f64::INFINITY, f64::min),
+            p.max_radius(),
+        )
+    }
+}
+
+/// Undamped Hertz collision m x'' = -K x^(3/2) at speed v: largest overlap (5 m v^2 / (4 K))^(2/5) and
+/// duration 2.94 overlap / v.
+fn hertz_collision(mass: f64, k: f64, speed: f64) -> (f64, f64) {
+    let overlap = (1.25 * mass * speed * speed / k).powf(0.4);
+    (overlap, 2.94 * overlap / speed)
+}
+
+/// Contact duration: T_c for the adaptive and linear laws, a Hertz estimate for the lightest pair
+/// otherwise.
+pub fn contact_time_estimate(scene: &ParticleScene, system: &DemSystem) -> ContactTimeEstimate {
+    match system.model.normal {
+        NormalLaw::Actm | NormalLaw::Linear => ContactTimeEstimate {
+            contact_time: system.model.collision_time,
+            how: format!(
+                "T_c = contact.collision_steps x dt = {} x {:e}",
+                scene
+                    .tables
+                    .contact
+                    .collision_steps
+                    .unwrap_or(DEFAULT_COLLISION_STEPS),
+                scene.dt()
+            ),
+        },
+        NormalLaw::Hertz(c) => {
+            let (m, r) = smallest_free(system);
+            let (v, _) = characteristic_speed(scene, system);
+            // Two of the lightest spheres: m_eff = m/2, R_eff = r/2; F = k_n sqrt(R_eff) delta^(3/2).
+            let (_, t) = hertz_collision(0.5 * m, c.k_n * (0.5 * r).sqrt(), v);
+            ContactTimeEstimate {
+                contact_time: t,
+                how: format!("Hertz estimate for the lightest pair at {v:.3e}"),
+            }
+        }
+    }
+}
+
+/// Largest overlap over radius of the lightest sphere hitting a wall at speed v.
+pub fn expected_overlap(system: &DemSystem, speed: f64) -> f64 {
+    let (m, r) = smallest_free(system);
+    let overlap = match system.model.normal {
+        NormalLaw::Actm => {
+            // k = m / sqrt(v t*^5) gives (5/4)^(2/5) v t* (undamped estimate).
+            let t_star = system.model.coefficients(0, 0).actm.t_star;
+            1.25f64.powf(0.4) * speed * t_star
+        }
+        NormalLaw::Linear => speed * system.model.collision_time / std::f64::consts::PI,
+        NormalLaw::Hertz(c) => hertz_collision(m, c.k_n * r.sqrt(), speed).0,
+    };
+    overlap / r
+}
+
+/// The report of `silt check` for a particle scene.
+pub fn report(scene: &ParticleScene, system: &DemSystem) -> String {
+    let p = &system.particles;
+    let n = p.len();
+    let fixed = p.fixed.iter().filter(|&&f| f).count();
+    let dt = scene.dt();
+    let end_time = scene.tables.simulation.end_time;
+    let diameters: Vec<f64> = p.radius.iter().map(|r| 2.0 * r).collect();
+    let d_min = diameters.iter().copied().fold(f64::INFINITY, f64::min);
+    let d_max = diameters.iter().copied().fold(0.0, f64::max);
+    let d_mean = diameters.iter().sum::<f64>() / n as f64;
+    let mut out = String::new();
+    let mut line = |label: &str, text: String| {
+        let _ = writeln!(out, "{label:<16} {text}");
+    };
+    line("scene", scene.source.display().to_string());
+    line(
+        "particles",
+        format!(
+            "{n} ({} free, {fixed} fixed), {} materials, {} walls",
+            n - fixed,
+            system.materials.len(),
+            system.walls.len()
+        ),
+    );
+    line(
+        "diameters",
+        format!("min {d_min:.4e}, mean {d_mean:.4e}, max {d_max:.4e}"),
+    );
+    line(
+        "domain",
+        format!(
+            "{} .. {} periodic {:?}",
+            system.domain.min, system.domain.max, system.domain.periodic
+        ),
+    );
+    let solid: f64 = p
+        .radius
+        .iter()
+        .map(|r| 4.0 / 3.0 * std::f64::consts::PI * r.powi(3))
+        .sum();
+    let l = system.domain.length();
+    line(
+        "solid fraction",
+        format!("{:.4} of the domain volume", solid / (l.x * l.y * l.z)),
+    );
+    line(
+        "time",
+        format!(
+            "dt {dt:e}, end {end_time:e}, {} steps, integrator {} ({} force evaluation(s) per step)",
+            (end_time / dt).round(),
+            system.integrator.describe(),
+            system.integrator.evaluations_per_step()
+        ),
+    );
+    let estimate = contact_time_estimate(scene, system);
+    let resolution = estimate.contact_time / (dt * system.integrator.smallest_substep_fraction());
+    line(
+        "contact",
+        format!(
+            "{} + {}; contact time {:.3e} ({}), resolved by {resolution:.1} (sub)steps{}",
+            system.model.normal.name(),
+            system.model.tangential.name(),
+            estimate.contact_time,
+            estimate.how,
+            if resolution < 20.0 {
+                "  [warning: fewer than 20]"
+            } else {
+                ""
+            }
+        ),
+    );
+    let (v, source) = characteristic_speed(scene, system);
+    line("impact speed", format!("up to {v:.3e} ({source})"));
+    let overlap = expected_overlap(system, v);
+    line(
+        "overlap",
+        format!(
+            "about {overlap:.3e} R at that speed for the lightest sphere on a wall{}",
+            if overlap > 0.05 {
+                "  [warning: above 0.05 R: soft contacts for this (worst-case) speed]"
+            } else {
+                ""
+            }
+        ),
+    );
+    let actm = matches!(system.model.normal, NormalLaw::Actm);
+    line(
+        "Stokes number",
+        match system.model.enduring {
+            EnduringContact::MinimumSpeed(u) => format!(
+                "dry run (no fluid): St is infinite{}",
+                if actm {
+                    format!(
+                        "; enduring-contact floor u_in,crit = {u:e}, resting overlap bound eps = {:e} R \
+                         per particle weight",
+                        system.model.overlap_bound
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            EnduringContact::Stokes {
+                st_crit,
+                fluid_density,
+                kinematic_viscosity,
+            } => {
+                let density = system.materials[p.material[0]].density;
+                let st = |d: f64| density * v * d / (9.0 * fluid_density * kinematic_viscosity);
+                format!(
+                    "St = rho_p u D / (9 rho_f nu_f) at the impact speed: {:.3e} (smallest) .. {:.3e} \
+                     (largest); St_crit = {st_crit}",
+                    st(d_min),
+                    st(d_max)
+                )
+            }
+        },
+    );
+    // Memory: per-particle arrays and about eight list pairs per particle with a 10% skin.
+    let per_particle = 9 * 24 + 5 * 8 + 3 * 2 * 24;
+    let per_pair = std::mem::size_of::<ContactState>() + 96 + 12;
+    let bytes = n * per_particle
+        + 8 * n * per_pair
+        + system.wall_states.len() * std::mem::size_of::<ContactState>();
+    line("memory", format!("about {} MiB", mib(bytes as f64)));
+    let interval = scene.settings.interval;
+    let frames = (end_time / interval).floor() as u64 + 1;
+    let frame_bytes = n as f64 * 12.0 * 8.0 * 4.0 / 3.0;
+    line(
+        "output",
+        format!(
+            "{frames} frames every {interval:e}, about {} MiB of VTK",
+            mib(frames as f64 * frame_bytes)
+        ),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The settling speed: Stokes's terminal velocity at small Re, ten Cate's u_inf (E3, E4; from a
+    /// different correlation) within 5 %, the free fall when the fall is short, 0 for a floating sphere.
+    #[test]
+    fn settling_speed_limits() {
+        let (g, tall) = (9.81, 10.0);
+        // Stokes: a 20 um glass sphere in water (Re = 0.007, Schiller-Naumann 0.5 % above Stokes's drag).
+        let (d, rho_p, rho_f, nu) = (20e-6, 2500.0, 1000.0, 1e-6);
+        let stokes = (rho_p - rho_f) * g * d * d / (18.0 * rho_f * nu);
+        let u = settling_speed(d, rho_p, rho_f, nu, g, tall);
+        assert!((u / stokes - 1.0).abs() < 0.01, "{u} vs Stokes {stokes}");
+        // ten Cate et al. (2002): E3 0.091 m/s, E4 0.128 m/s.
+        for (rho_f, mu, u_inf) in [(962.0, 0.113, 0.091), (960.0, 0.058, 0.128)] {
+            let u = settling_speed(0.015, 1120.0, rho_f, mu / rho_f, g, tall);
+            assert!((u / u_inf - 1.0).abs() < 0.05, "{u} vs {u_inf}");
+        }
+        // A fall of 1 mm ends before the terminal velocity.
+        let short = settling_speed(0.015, 1120.0, 962.0, 0.113 / 962.0, g, 1e-3);
+        let free_fall = (2.0 * g * (1.0 - 962.0 / 1120.0) * 1e-3).sqrt();
+        assert!((short - free_fall).abs() < 1e-12);
+        assert_eq!(settling_speed(0.015, 900.0, 962.0, 1e-4, g, tall), 0.0);
+    }
+}
