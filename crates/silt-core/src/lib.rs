@@ -11,6 +11,16 @@ pub mod simd;
 /// Three-component double-precision vector used for positions, velocities, forces and torques.
 pub type Vec3 = glam::DVec3;
 
+/// A simulated time for messages: at most 12 significant digits, so that accumulated round-off
+/// (4.999999999999916) shows as the time it stands for (5).
+pub fn format_time(t: f64) -> String {
+    if t == 0.0 || !t.is_finite() {
+        return format!("{t}");
+    }
+    let rounded: f64 = format!("{t:.11e}").parse().unwrap_or(t);
+    format!("{rounded}")
+}
+
 /// True when every component is finite (no NaN, no infinity).
 pub fn is_finite3(v: Vec3) -> bool {
     v.x.is_finite() && v.y.is_finite() && v.z.is_finite()

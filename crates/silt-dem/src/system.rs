@@ -39,13 +39,15 @@ impl std::fmt::Display for StepError {
         match self {
             StepError::NonFinite { particle, time, quantity } => write!(
                 f,
-                "the run diverged: the {quantity} of particle {particle} became non-finite at t = {time:e}; \
-                 reduce the time step or check the contact settings"
+                "the run diverged: the {quantity} of particle {particle} became non-finite at t = {}; \
+                 reduce the time step or check the contact settings",
+                silt_core::format_time(*time)
             ),
             StepError::LeftDomain { particle, time, position } => write!(
                 f,
-                "particle {particle} left the domain at t = {time:e} (position {position}); add walls or enlarge \
-                 the domain in its non-periodic directions"
+                "particle {particle} left the domain at t = {} (position {position}); add walls or enlarge \
+                 the domain in its non-periodic directions",
+                silt_core::format_time(*time)
             ),
             StepError::NoStages => write!(
                 f,

@@ -366,7 +366,7 @@ impl FiberSystem {
             return Err(format!(
                 "bead {i} left the finite range at t = {}: the step dt = {dt} is probably too \
                  long (bending time {:.3e}{})",
-                self.time,
+                silt_core::format_time(self.time),
                 self.bending
                     .bending_time(self.fibers.radius(), self.mobility.kernel.viscosity()),
                 if self.twist.rigidity > 0.0 {

@@ -71,7 +71,7 @@ impl FiberModel {
             let solved = self.system.solve_motion().map_err(|m| {
                 StepFailure::new(format!(
                     "the constraint solve failed at t = {}: {m}",
-                    self.system.time
+                    silt_core::format_time(self.system.time)
                 ))
             })?;
             self.solved = Some(solved);
@@ -108,7 +108,7 @@ impl Model for FiberModel {
                 StepFailure::new(format!(
                     "step {} (t = {}) failed: {m}",
                     self.steps + 1,
-                    self.system.time
+                    silt_core::format_time(self.system.time)
                 ))
             })?;
         self.steps += 1;

@@ -135,9 +135,10 @@ pub const AUTO_DIRECT_ROWS: usize = 600;
 fn cholesky(matrix: &[f64], rows: usize) -> Result<faer::linalg::solvers::Llt<f64>, String> {
     let a = Mat::<f64>::from_fn(rows, rows, |i, j| matrix[i * rows + j]);
     let cholesky = a.llt(faer::Side::Lower).map_err(|e| {
+        let faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index } = e;
         format!(
-            "the constraint matrix J M Jᵀ ({rows} rows) is not positive definite ({e:?}): \
-             some constraints are redundant or contradict each other"
+            "the constraint matrix J M Jᵀ ({rows} rows) is not positive definite (its pivot {index} \
+             is not positive): some constraints are redundant or contradict each other"
         )
     })?;
     // Independent constraints keep every pivot a fair fraction of its diagonal entry; a

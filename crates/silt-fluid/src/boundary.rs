@@ -84,9 +84,8 @@ impl Boundaries {
             let periodic = [low, high].map(|b| b == Boundary::Periodic);
             if periodic[0] != periodic[1] {
                 return Err(format!(
-                    "axis {} is periodic at one end only ({:?} at the low end, {:?} at the high end): \
-                     a periodic axis needs both ends periodic",
-                    AXIS_NAMES[axis], low, high
+                    "axis {} is periodic at one end only: a periodic axis needs both ends periodic",
+                    AXIS_NAMES[axis]
                 ));
             }
             for (side, face) in [low, high].into_iter().enumerate() {

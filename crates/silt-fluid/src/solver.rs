@@ -130,7 +130,8 @@ impl std::fmt::Display for FluidError {
                 message,
             } => write!(
                 f,
-                "the flow diverged at step {step} (t = {time:.6e}): {message}"
+                "the flow diverged at step {step} (t = {}): {message}",
+                silt_core::format_time(*time)
             ),
         }
     }

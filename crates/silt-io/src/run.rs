@@ -25,6 +25,7 @@ use crate::csv_series::{format_f64, CsvSeries};
 use crate::pvd::PvdSeries;
 use crate::vtk::{write_vti, write_vtp_points, write_vtp_polylines, ArrayData, DataArray};
 use serde::{Deserialize, Serialize};
+pub use silt_core::format_time;
 use silt_core::model::{
     Array, Clock, Dataset, FrameContent, Geometry, Horizon, Model, StepFailure, Table, Values,
 };
@@ -229,6 +230,8 @@ impl<M: Model> Simulation<M> {
             resumed_from: None,
         };
         sim.write_frame()?;
+        // A run that fails at its first step still has a checkpoint to restart from.
+        sim.write_checkpoint()?;
         Ok(sim)
     }
 
@@ -682,14 +685,4 @@ fn write_dataset(path: &Path, set: &Dataset) -> std::io::Result<()> {
             cells,
         } => write_vti(path, *origin, Vec3::splat(*spacing), *cells, &cell_data),
     }
-}
-
-/// A simulated time for messages: at most 12 significant digits, so that accumulated round-off
-/// (4.999999999999916) shows as the time it stands for (5).
-pub fn format_time(t: f64) -> String {
-    if t == 0.0 || !t.is_finite() {
-        return format!("{t}");
-    }
-    let rounded: f64 = format!("{t:.11e}").parse().unwrap_or(t);
-    format!("{rounded}")
 }

@@ -165,26 +165,32 @@ const NASTY_VALUES: &[&str] = &[
 #[test]
 fn no_scene_makes_silt_panic() {
     let lines: Vec<&str> = BASE.lines().collect();
-    let mut checked = 0;
+    let (mut checked, mut accepted) = (0, 0);
+    let mut try_scene = |text: &str| {
+        checked += 1;
+        if Scene::parse(text, Path::new("fuzz.toml"))
+            .and_then(|s| s.system().map(|_| ()))
+            .is_ok()
+        {
+            accepted += 1;
+        }
+    };
     for (i, line) in lines.iter().enumerate() {
         // Drop the line.
         let mut without = lines.clone();
         without.remove(i);
-        let _ = Scene::parse(&without.join("\n"), Path::new("fuzz.toml"))
-            .and_then(|s| s.system().map(|_| ()));
-        checked += 1;
+        try_scene(&without.join("\n"));
         // Replace its value.
         if let Some((key, _)) = line.split_once(" = ") {
             for value in NASTY_VALUES {
                 let mut changed = lines.clone();
                 let replaced = format!("{key} = {value}");
                 changed[i] = &replaced;
-                let text = changed.join("\n");
-                let _ = Scene::parse(&text, Path::new("fuzz.toml"))
-                    .and_then(|s| s.system().map(|_| ()));
-                checked += 1;
+                try_scene(&changed.join("\n"));
             }
         }
     }
-    assert!(checked > 100);
+    assert!(checked > 100, "{checked}");
+    // Some mutants are still valid scenes (a dropped optional key, a value still in range).
+    assert!(accepted > 10, "{accepted} of {checked}");
 }

@@ -228,8 +228,9 @@ impl Rods {
                     _ => "reduce the tolerances or the loads",
                 };
                 return Err(StepFailure::new(format!(
-                    "rod {k} diverged between t = {from} and {}: {what}; {advice}",
-                    self.time
+                    "rod {k} diverged between t = {} and {}: {what}; {advice}",
+                    silt_core::format_time(from),
+                    silt_core::format_time(self.time)
                 )));
             }
         }

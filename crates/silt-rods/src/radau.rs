@@ -138,17 +138,18 @@ impl std::fmt::Display for RadauError {
         match self {
             RadauError::StepTooSmall { time, step } => write!(
                 f,
-                "Radau IIA: the step fell to {step:e} at t = {time} (the problem is too stiff for the tolerance or the solution blows up)"
+                "Radau IIA: the step fell to {step:e} at t = {} (the problem is too stiff for the tolerance or the solution blows up)",
+                silt_core::format_time(*time)
             ),
             RadauError::TooManySteps { time } => {
-                write!(f, "Radau IIA: step limit reached at t = {time}")
+                write!(f, "Radau IIA: step limit reached at t = {}", silt_core::format_time(*time))
             }
             RadauError::SingularMatrix { time, column } => write!(
                 f,
-                "Radau IIA: singular iteration matrix at t = {time} (column {column})"
+                "Radau IIA: singular iteration matrix at t = {} (column {column})", silt_core::format_time(*time)
             ),
             RadauError::NotFinite { time } => {
-                write!(f, "Radau IIA: the solution is no longer finite at t = {time}")
+                write!(f, "Radau IIA: the solution is no longer finite at t = {}", silt_core::format_time(*time))
             }
         }
     }

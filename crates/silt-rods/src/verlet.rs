@@ -189,11 +189,27 @@ impl Verlet {
 }
 
 /// Largest position-Verlet step over the estimated stability limit ([`explicit_step_limit`]) to
-/// allow: the estimate is sharp for the rotation of thin segments (divergence at 1.0 in tests) and
-/// about 20 % low for the axial waves of a chain (stable at 1.2, diverging at 1.4).
+/// allow when axial waves set it: the estimate is about 20 % low for them (stable at 1.2, diverging
+/// at 1.4 in tests).
 pub const MAX_STEP_OVER_LIMIT: f64 = 1.3;
+/// The same when the rotation, shear or torsion of a segment sets the limit: the estimate is sharp
+/// there (a steel rod diverged at 1.0 and 1.3 of it).
+pub const MAX_STEP_OVER_SHARP_LIMIT: f64 = 0.95;
 /// Default position-Verlet step over the estimated limit.
 pub const DEFAULT_STEP_OVER_LIMIT: f64 = 0.5;
+
+impl StepLimit {
+    /// The largest step to allow: [`MAX_STEP_OVER_LIMIT`] of the estimate for axial waves,
+    /// [`MAX_STEP_OVER_SHARP_LIMIT`] of it for the other modes.
+    pub fn largest_step(&self) -> f64 {
+        let factor = if self.mode == "axial" {
+            MAX_STEP_OVER_LIMIT
+        } else {
+            MAX_STEP_OVER_SHARP_LIMIT
+        };
+        factor * self.step
+    }
+}
 
 /// The fastest mode that limits an explicit step, and the step `2/ω` it allows.
 #[derive(Clone, Copy, Debug, PartialEq)]

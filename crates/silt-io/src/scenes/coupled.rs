@@ -89,10 +89,7 @@ impl CoupledScene {
         let coupling = file.coupling.clone().unwrap_or_default();
         let mut tables = ParticleTables::of(file, &keys)?;
         let s = &tables.simulation;
-        let (dt, end_time) = (
-            keys.number("simulation.dt", s.dt, Range::Positive)?,
-            keys.number("simulation.end_time", s.end_time, Range::Positive)?,
-        );
+        let (dt, end_time) = (super::particles::check_clock(&keys, s)?, s.end_time);
         keys.forbid(
             s.integrator.as_deref() == Some("velocity-verlet"),
             "simulation.integrator",

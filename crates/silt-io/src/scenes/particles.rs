@@ -245,6 +245,7 @@ impl ParticleScene {
     /// Checks the particle tables of `file`.
     pub fn new(file: SceneFile, keys: Keys) -> Result<ParticleScene, SceneError> {
         let tables = ParticleTables::of(file, &keys)?;
+        check_clock(&keys, &tables.simulation)?;
         tables
             .output
             .allow(&keys, "output", &["track"], "a particle scene")?;
@@ -261,9 +262,7 @@ impl ParticleScene {
         settings: RunSettings,
     ) -> Result<ParticleScene, SceneError> {
         let s = &tables.simulation;
-        let dt = keys.number("simulation.dt", s.dt, Range::Positive)?;
-        let end_time = keys.number("simulation.end_time", s.end_time, Range::Positive)?;
-        fixed_steps(&keys, "simulation.dt", dt, end_time)?;
+        let dt = check_clock(&keys, s)?;
         keys.vector("simulation.gravity", s.gravity)?;
         let integrator = integrator(&keys, s)?;
         let skin = s.neighbor_skin.unwrap_or(DEFAULT_SKIN_FRACTION);
@@ -597,6 +596,14 @@ fn thermal_velocities(p: &mut Particles, first: usize, temperature: f64, rng: &m
     for (i, u) in members.zip(random) {
         p.velocity[i] += scale * u;
     }
+}
+
+/// The time step (checked with the end time: at least one step, at most `MAX_STEPS`).
+pub fn check_clock(keys: &Keys, s: &SimulationSection) -> Result<f64, SceneError> {
+    let dt = keys.number("simulation.dt", s.dt, Range::Positive)?;
+    let end_time = keys.number("simulation.end_time", s.end_time, Range::Positive)?;
+    fixed_steps(keys, "simulation.dt", dt, end_time)?;
+    Ok(dt)
 }
 
 const INTEGRATORS: [(&str, u8); 4] = [

@@ -16,9 +16,7 @@ use silt_rods::loads::{EndLoad, Loads};
 use silt_rods::model::{Integrator, Rods};
 use silt_rods::radau::RadauOptions;
 use silt_rods::rod::{End, Rod, Stiffness};
-use silt_rods::verlet::{
-    explicit_step_limit, StepLimit, DEFAULT_STEP_OVER_LIMIT, MAX_STEP_OVER_LIMIT,
-};
+use silt_rods::verlet::{explicit_step_limit, StepLimit, DEFAULT_STEP_OVER_LIMIT};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -295,15 +293,16 @@ impl RodScene {
                 let dt = s.time_step.unwrap_or(DEFAULT_STEP_OVER_LIMIT * limit.step);
                 keys.number("rods.time_step", dt, Range::Positive)?;
                 keys.require(
-                    dt <= MAX_STEP_OVER_LIMIT * limit.step,
+                    dt <= limit.largest_step(),
                     "rods.time_step",
                     num(dt),
                     &format!(
                         "position Verlet is unstable above the stability limit of the {} mode, \
-                         estimated {} (allowed up to {MAX_STEP_OVER_LIMIT} of it); use a smaller step \
-                         or integrator = \"radau\"",
+                         estimated {} (allowed up to {} of it); use a smaller step or integrator = \
+                         \"radau\"",
                         limit.mode,
-                        num(limit.step)
+                        num(limit.step),
+                        num(limit.largest_step() / limit.step)
                     ),
                 )?;
                 fixed_steps(&keys, "rods.time_step", dt, end_time)?;
