@@ -12,12 +12,14 @@ pub mod model;
 pub mod momentum;
 pub mod poisson;
 pub mod projection;
+pub mod signal;
 pub mod solver;
 #[cfg(test)]
 pub(crate) mod test_support;
 
 pub use boundary::{Boundaries, Boundary};
 pub use grid::{Field, Grid, Location, Unknowns};
+pub use signal::Signal;
 pub use solver::{
     Driving, FluidConfig, FluidError, FluidSolver, FluidState, HelmholtzMethod, StageForcing,
     TimeStep, Viscous,

@@ -96,18 +96,15 @@ pub fn wall_shear_columns(solver: &FluidSolver) -> Vec<(usize, usize, usize)> {
 
 /// The axis of the driving (the bulk velocity's), x without driving.
 pub fn bulk_axis(solver: &FluidSolver) -> usize {
-    match solver.config.driving {
-        Driving::PressureGradient { axis, .. } | Driving::FlowRate { axis, .. } => axis,
-        Driving::None => 0,
-    }
+    solver.config.driving.axis().unwrap_or(0)
 }
 
-/// The mean pressure gradient dp/dx_axis: the prescribed one, the one that held the flow rate over the
-/// last step, or 0.
+/// The mean pressure gradient dp/dx_axis: the prescribed one now, the one that held the flow rate
+/// over the last step, or 0.
 pub fn driving_gradient(solver: &FluidSolver) -> f64 {
-    match solver.config.driving {
+    match &solver.config.driving {
         Driving::None => 0.0,
-        Driving::PressureGradient { gradient, .. } => gradient,
+        Driving::PressureGradient { gradient, .. } => gradient.at(solver.state.time),
         Driving::FlowRate { .. } => solver.state.driving_gradient,
     }
 }

@@ -11,6 +11,7 @@ use crate::projection::{
     divergence_and_mean, drive_and_subtract_gradient, scatter, subtract_gradient, update_pressure,
     FlowRateAddition,
 };
+pub use crate::signal::Signal;
 use silt_core::rk3::{ALPHA, GAMMA, ZETA};
 
 /// Treatment of the viscous term.
@@ -23,20 +24,35 @@ pub enum Viscous {
 }
 
 /// How the flow is driven along one axis (which must be periodic).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Driving {
     None,
-    /// Constant mean pressure gradient dp/dx_axis (kinematic, i.e. divided by the density).
+    /// Mean pressure gradient dp/dx_axis (kinematic, i.e. divided by the density), a function of time.
     PressureGradient {
         axis: usize,
-        gradient: f64,
+        gradient: Signal,
     },
-    /// Constant bulk velocity (flow rate per cross-section area), held by a uniform correction after every
-    /// projection; the mean pressure gradient this takes is recorded.
+    /// Bulk velocity (flow rate per cross-section area), a function of time, held by a uniform
+    /// correction after every projection; the mean pressure gradient this takes is recorded.
     FlowRate {
         axis: usize,
-        bulk_velocity: f64,
+        bulk_velocity: Signal,
     },
+}
+
+impl Driving {
+    /// The axis of the driving, if there is one.
+    pub fn axis(&self) -> Option<usize> {
+        match self {
+            Driving::None => None,
+            Driving::PressureGradient { axis, .. } | Driving::FlowRate { axis, .. } => Some(*axis),
+        }
+    }
+}
+
+/// Start of Runge–Kutta stage `k` as a fraction of the step: 0, 8/15, 2/3.
+pub fn stage_start(k: usize) -> f64 {
+    (0..k).map(|j| 2.0 * ALPHA[j]).sum()
 }
 
 /// How the time step is chosen.
@@ -91,8 +107,9 @@ pub struct FluidConfig {
     pub viscosity: f64,
     pub viscous: Viscous,
     pub driving: Driving,
-    /// Uniform body force per unit mass (gravity, or a driving force).
-    pub body_force: [f64; 3],
+    /// Uniform body force per unit mass (gravity, or a driving force), each component a function of
+    /// time.
+    pub body_force: [Signal; 3],
     pub time_step: TimeStep,
 }
 
@@ -455,7 +472,7 @@ impl FluidSolver {
         let terms = MomentumTerms {
             viscosity: nu,
             explicit_viscous: self.config.viscous == Viscous::Explicit,
-            body_force: self.body_force(),
+            body_force: self.body_force(self.state.time + stage_start(k) * dt),
         };
 
         let clock = std::time::Instant::now();
@@ -545,11 +562,13 @@ impl FluidSolver {
         let alpha = ALPHA[k];
         let clock = std::time::Instant::now();
         let stage_length = 2.0 * alpha * dt;
-        let flow_rate = match self.config.driving {
+        // The flow rate the stage ends with.
+        let stage_end = self.state.time + (stage_start(k) + 2.0 * alpha) * dt;
+        let flow_rate = match &self.config.driving {
             Driving::FlowRate {
                 axis,
                 bulk_velocity,
-            } => Some((axis, bulk_velocity)),
+            } => Some((*axis, bulk_velocity.at(stage_end))),
             _ => None,
         };
         let driving_axis = flow_rate.map(|(axis, _)| axis);
@@ -620,11 +639,13 @@ impl FluidSolver {
         -driving_force
     }
 
-    /// Body force per unit mass, including a prescribed mean pressure gradient.
-    fn body_force(&self) -> [f64; 3] {
-        let mut force = self.config.body_force;
-        if let Driving::PressureGradient { axis, gradient } = self.config.driving {
-            force[axis] -= gradient;
+    /// Body force per unit mass at time `t`, including a prescribed mean pressure gradient. The
+    /// explicit right-hand side of a stage is taken at the stage's start, so a force that varies in
+    /// time is integrated by RK3 as the convection is.
+    pub fn body_force(&self, t: f64) -> [f64; 3] {
+        let mut force = [0, 1, 2].map(|c| self.config.body_force[c].at(t));
+        if let Driving::PressureGradient { axis, gradient } = &self.config.driving {
+            force[*axis] -= gradient.at(t);
         }
         force
     }
@@ -713,23 +734,26 @@ fn validate(config: &FluidConfig) -> Result<(), String> {
             config.viscosity
         ));
     }
-    match config.driving {
+    match &config.driving {
         Driving::None => {}
         Driving::PressureGradient { axis, gradient } => {
-            check_driving_axis(config, axis)?;
-            if !gradient.is_finite() {
-                return Err("the driving pressure gradient is not finite".into());
+            check_driving_axis(config, *axis)?;
+            if let Some(problem) = gradient.problem() {
+                return Err(format!("the driving pressure gradient: {problem}"));
             }
         }
         Driving::FlowRate {
             axis,
             bulk_velocity,
         } => {
-            check_driving_axis(config, axis)?;
-            if !bulk_velocity.is_finite() {
-                return Err("the driving bulk velocity is not finite".into());
+            check_driving_axis(config, *axis)?;
+            if let Some(problem) = bulk_velocity.problem() {
+                return Err(format!("the driving bulk velocity: {problem}"));
             }
         }
+    }
+    if let Some(problem) = config.body_force.iter().find_map(Signal::problem) {
+        return Err(format!("the body force: {problem}"));
     }
     match config.time_step {
         TimeStep::Fixed(dt) => {

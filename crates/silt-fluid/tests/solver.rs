@@ -17,7 +17,7 @@ fn config(cells: [usize; 3], boundaries: Boundaries, viscous: Viscous, dt: f64) 
         viscosity: 0.01,
         viscous,
         driving: Driving::None,
-        body_force: [0.0; 3],
+        body_force: silt_fluid::Signal::constants([0.0; 3]),
         time_step: TimeStep::Fixed(dt),
     }
 }
@@ -76,7 +76,7 @@ fn impossible_set_ups_are_refused_with_a_reason() {
     let mut c = config([8, 8, 8], Boundaries::channel(1), Viscous::Explicit, 1e-3);
     c.driving = Driving::FlowRate {
         axis: 1,
-        bulk_velocity: 1.0,
+        bulk_velocity: 1.0.into(),
     };
     let e = refusal(c);
     assert!(e.contains("not periodic"), "{e}");
@@ -131,7 +131,7 @@ fn channel_config(viscous: Viscous) -> FluidConfig {
     c.boundaries.faces[2] = [Boundary::FreeSlip, Boundary::WALL];
     c.driving = Driving::FlowRate {
         axis: 0,
-        bulk_velocity: 0.5,
+        bulk_velocity: 0.5.into(),
     };
     c
 }

@@ -121,7 +121,7 @@ fn shared_settings_come_from_one_place() {
     assert_eq!(coupled.dem.releases.len(), 1);
     assert_eq!(coupled.dem.releases[0].particles, 4..5);
     // Gravity along a bounded axis: the walls carry the weight, no body force.
-    assert_eq!(fluid.config.body_force, [0.0; 3]);
+    assert_eq!(fluid.body_force(0.0), [0.0; 3]);
 
     // A given [domain] must match the grid.
     let with_domain = BASE.replace(
@@ -146,7 +146,7 @@ fn a_periodic_suspension_gets_the_body_force_that_carries_its_weight() {
     assert_eq!(free, 3);
     let volume = std::f64::consts::PI / 6.0 * 0.5f64.powi(3);
     let expected = 3.0 * (2.0 - 1.0) * volume * 1.0 / (1.6 * 1.6 * 1.6);
-    let f = fluid.config.body_force;
+    let f = fluid.body_force(0.0);
     assert!(
         f[0] == 0.0 && f[1] == 0.0 && (f[2] - expected).abs() < 1e-14,
         "{f:?}"

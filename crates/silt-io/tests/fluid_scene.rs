@@ -105,7 +105,7 @@ fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
         (replace("spacing = 0.125", "lengths = [1.0, 1.0, -0.5]"), "fluid.lengths", "> 0"),
         (replace("origin = [0.0, 0.0, 0.0]", "origin = [0.0, inf, 0.0]"), "fluid.origin", "finite"),
         (replace("viscous = \"crank-nicolson\"", "viscous = \"implicit\""), "fluid.viscous", "\"explicit\""),
-        (replace("body_force = [0.0, 0.0, 0.0]", "body_force = [0.0, nan, 0.0]"), "fluid.body_force", "finite"),
+        (replace("body_force = [0.0, 0.0, 0.0]", "body_force = [0.0, nan, 0.0]"), "fluid.body_force[1]", "not finite"),
         (replace("end_time = 0.2", "end_time = 0.0"), "fluid.end_time", "> 0"),
         (replace("time_step = 0.01", ""), "fluid.time_step", "`cfl`"),
         (replace("time_step = 0.01", "time_step = 0.01\ncfl = 0.5"), "fluid.cfl", "not both"),
@@ -159,6 +159,12 @@ fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
         (replace("interval = 0.05", "interval = 1e-300"), "fluid.output.interval", "more than"),
         (replace("spacing = 0.125", "spacing = 1e308"), "fluid.spacing", "too large"),
         (String::from("[fluid]\n"), "fluid", "missing field"),
+        (replace("gradient = -0.5", "gradient = \"strong\""), "fluid.driving.gradient", "a Fourier series"),
+        (replace("gradient = -0.5", "gradient = { period = 0.0, cos = [1.0] }"), "fluid.driving.gradient", "period"),
+        (replace("gradient = -0.5", "gradient = { cos = [1.0] }"), "fluid.driving.gradient.period", "missing"),
+        (replace("gradient = -0.5", "gradient = { table = [[1.0, 2.0], [0.5, 1.0]] }"), "fluid.driving.gradient", "must increase"),
+        (replace("gradient = -0.5", "gradient = { table = [[1.0, 2.0, 3.0]] }"), "fluid.driving.gradient.table", "[time, value] pairs"),
+        (replace("gradient = -0.5", "gradient = { period = 1.0, phase = 2.0 }"), "fluid.driving.gradient.phase", "unknown"),
     ];
     let wrong: Vec<String> = cases
         .into_iter()
@@ -575,4 +581,117 @@ checkpoint_interval = 0.05
     let rows = std::fs::read_to_string(dir.path().join("diagnostics.csv")).unwrap();
     assert!(rows.lines().count() >= 5, "{rows}");
     assert!(dir.path().join("checkpoint.bin").exists());
+}
+
+/// A complex number, for the Womersley solution.
+#[derive(Clone, Copy)]
+struct C(f64, f64);
+
+impl C {
+    fn mul(self, o: C) -> C {
+        C(self.0 * o.0 - self.1 * o.1, self.0 * o.1 + self.1 * o.0)
+    }
+    fn div(self, o: C) -> C {
+        let d = o.0 * o.0 + o.1 * o.1;
+        C(
+            (self.0 * o.0 + self.1 * o.1) / d,
+            (self.1 * o.0 - self.0 * o.1) / d,
+        )
+    }
+    fn cosh(self) -> C {
+        C(self.0.cosh() * self.1.cos(), self.0.sinh() * self.1.sin())
+    }
+}
+
+/// Womersley's oscillating channel flow driven through the scene file by a pressure gradient that
+/// varies in time (a Fourier series): after the start-up has decayed (exp(-pi^2 nu t / H^2) = 3e-9),
+/// the profile is Re[(G / (i w)) (1 - cosh(k (y - H/2)) / cosh(k H / 2)) e^(i w t)] with
+/// k = sqrt(i w / nu), for dp/dx = -G cos(w t).
+#[test]
+fn an_oscillating_pressure_gradient_gives_the_womersley_profile() {
+    let text = r#"
+[fluid]
+cells = [2, 16, 2]
+spacing = 0.0625
+viscosity = 1.0
+end_time = 2.0
+time_step = 0.002
+[fluid.boundaries]
+y_low = { type = "no-slip" }
+y_high = { type = "no-slip" }
+[fluid.driving]
+type = "pressure-gradient"
+axis = "x"
+gradient = { period = 1.0, cos = [-10.0] }
+[fluid.output]
+interval = 0.5
+vtk = false
+"#;
+    let scene = FluidScene::parse(text, Path::new("womersley.toml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut sim = simulation(&scene, text, dir.path(), false).unwrap();
+    sim.run(None, &mut |_| {}).unwrap();
+    let state = &sim.model.solver.state;
+    let (g, omega, nu, height) = (10.0, 2.0 * std::f64::consts::PI, 1.0, 1.0);
+    // k = sqrt(i w / nu) = (1 + i) sqrt(w / (2 nu)).
+    let root = (omega / (2.0 * nu)).sqrt();
+    let k = C(root, root);
+    let amplitude = C(1.0, 0.0).div(C(0.0, omega / g));
+    let phase = C((omega * state.time).cos(), (omega * state.time).sin());
+    let exact = |y: f64| {
+        let ratio = k
+            .mul(C(y - 0.5 * height, 0.0))
+            .cosh()
+            .div(k.mul(C(0.5 * height, 0.0)).cosh());
+        amplitude.mul(C(1.0 - ratio.0, -ratio.1)).mul(phase).0
+    };
+    let u = &state.velocity[0];
+    let (mut worst, mut peak) = (0.0f64, 0.0f64);
+    for j in 1..=16 {
+        let y = (j as f64 - 0.5) * 0.0625;
+        let value = u.at(1, j, 1);
+        worst = worst.max((value - exact(y)).abs());
+        peak = peak.max(exact(y).abs());
+    }
+    assert!(peak > 0.1, "{peak}");
+    println!("Womersley: largest error {worst:.3e} of a peak {peak:.3e}");
+    // Second order in h and dt: 0.52 % of the peak at h = H/16, dt = T/500 when this was written.
+    assert!(worst < 1e-2 * peak, "error {worst} of a peak {peak}");
+}
+
+/// A flow rate read from a table (a protocol that changes it mid-run): after every step the bulk
+/// velocity is the table's value at that time, to round-off, with both a fixed and an adaptive step.
+#[test]
+fn a_flow_rate_table_is_held_step_by_step() {
+    let table = "bulk_velocity = { table = [[0.0, 1.0], [0.1, 1.0], [0.15, 3.0], [0.3, 3.0]] }";
+    for text in [
+        CHANNEL.replace("bulk_velocity = 1.0", table),
+        CHANNEL
+            .replace("bulk_velocity = 1.0", table)
+            .replace("time_step = 0.01", "cfl = 0.5"),
+    ] {
+        let scene = FluidScene::parse(&text, Path::new("table.toml")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut sim = simulation(&scene, &text, dir.path(), false).unwrap();
+        sim.run(None, &mut |_| {}).unwrap();
+        let csv = std::fs::read_to_string(dir.path().join("diagnostics.csv")).unwrap();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let bulk = header.iter().position(|c| *c == "bulk_velocity").unwrap();
+        let mut rows = 0;
+        for line in lines.skip(1) {
+            let row: Vec<f64> = line.split(',').map(|v| v.parse().unwrap()).collect();
+            let t = row[0];
+            let expected = if t <= 0.1 {
+                1.0
+            } else if t >= 0.15 {
+                3.0
+            } else {
+                1.0 + 2.0 * (t - 0.1) / 0.05
+            };
+            assert!((row[bulk] - expected).abs() < 1e-12, "t = {t}: {row:?}");
+            rows += 1;
+        }
+        assert!(rows >= 6, "{csv}");
+    }
 }

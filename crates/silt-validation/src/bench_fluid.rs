@@ -165,9 +165,9 @@ pub fn channel(n: usize, viscous: Viscous) -> Result<FluidSolver, String> {
         viscous,
         driving: Driving::FlowRate {
             axis: 0,
-            bulk_velocity: 1.0,
+            bulk_velocity: 1.0.into(),
         },
-        body_force: [0.0; 3],
+        body_force: silt_fluid::Signal::constants([0.0; 3]),
         time_step: TimeStep::Fixed(0.2 * h),
     };
     let mut s = FluidSolver::new(config)?;

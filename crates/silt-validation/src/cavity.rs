@@ -67,7 +67,7 @@ pub fn cavity(n: usize, reynolds: f64, cfl: f64) -> Result<FluidSolver, String> 
         viscosity: 1.0 / reynolds,
         viscous: Viscous::CrankNicolson,
         driving: Driving::None,
-        body_force: [0.0; 3],
+        body_force: silt_fluid::Signal::constants([0.0; 3]),
         time_step: TimeStep::Fixed(cfl * h),
     };
     FluidSolver::new(config)

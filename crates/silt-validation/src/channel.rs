@@ -37,7 +37,7 @@ pub fn channel(
         viscosity: nu,
         viscous,
         driving,
-        body_force: [0.0; 3],
+        body_force: silt_fluid::Signal::constants([0.0; 3]),
         time_step: TimeStep::Fixed(dt),
     };
     FluidSolver::new(config)
@@ -47,7 +47,7 @@ pub fn channel(
 fn pressure_driven(ny: usize, viscous: Viscous, dt: f64) -> Result<FluidSolver, String> {
     let driving = Driving::PressureGradient {
         axis: 0,
-        gradient: -1.0,
+        gradient: silt_fluid::Signal::Constant(-1.0),
     };
     channel(ny, 1.0, dt, viscous, driving, 0.0)
 }
@@ -175,7 +175,7 @@ pub fn flow_rate(ny: usize, viscous: Viscous, dt: f64, steps: u64) -> Result<(f6
         viscous,
         Driving::FlowRate {
             axis: 0,
-            bulk_velocity: 1.0,
+            bulk_velocity: 1.0.into(),
         },
         0.0,
     )?;

@@ -143,7 +143,7 @@ pub fn crank_nicolson_fluid(
         viscosity,
         viscous: silt_fluid::solver::Viscous::CrankNicolson,
         driving: silt_fluid::solver::Driving::None,
-        body_force,
+        body_force: silt_fluid::Signal::constants(body_force),
         time_step: silt_fluid::solver::TimeStep::Fixed(dt),
     }
 }

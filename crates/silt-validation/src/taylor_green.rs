@@ -34,7 +34,7 @@ pub fn solver(
         viscosity: nu,
         viscous,
         driving: Driving::None,
-        body_force: [0.0; 3],
+        body_force: silt_fluid::Signal::constants([0.0; 3]),
         time_step: TimeStep::Fixed(largest_step(h, nu, cfl, viscous)),
     };
     let mut solver = FluidSolver::new(config)?;

@@ -58,7 +58,7 @@ fn forced_flow_is_independent_of_the_thread_count() {
                 viscosity: 0.1,
                 viscous: Viscous::CrankNicolson,
                 driving: Driving::None,
-                body_force: [1e-3, 0.0, 0.0],
+                body_force: silt_fluid::Signal::constants([1e-3, 0.0, 0.0]),
                 time_step: TimeStep::Fixed(0.5),
             };
             let mut fluid = FluidSolver::new(config.clone()).unwrap();

@@ -369,7 +369,7 @@ impl CoupledScene {
         let mut fluid = self.fluid.clone();
         let force = self.suspension_body_force(&dem);
         for a in 0..3 {
-            fluid.config.body_force[a] += force[a];
+            fluid.config.body_force[a] = fluid.config.body_force[a].shifted(force[a]);
         }
         let solver = fluid.solver()?;
         let coupled = CoupledParticles::new(

@@ -11,7 +11,7 @@ use silt_fluid::boundary::InflowProfile;
 use silt_fluid::model::{FluidModel, AXIS_NAMES, FACE_NAMES};
 use silt_fluid::solver::{viscous_limit, CFL_LIMIT};
 use silt_fluid::{
-    Boundaries, Boundary, Driving, FluidConfig, FluidSolver, Grid, TimeStep, Viscous,
+    Boundaries, Boundary, Driving, FluidConfig, FluidSolver, Grid, Signal, TimeStep, Viscous,
 };
 use std::f64::consts::PI;
 use std::fmt::Write as _;
@@ -39,9 +39,8 @@ pub struct FluidSection {
     pub viscosity: f64,
     #[serde(default = "default_viscous")]
     pub viscous: String,
-    /// Uniform body force per unit mass.
-    #[serde(default)]
-    pub body_force: [f64; 3],
+    /// Uniform body force per unit mass: three numbers or signals of time ([`signal`]).
+    pub body_force: Option<[toml::Value; 3]>,
     /// Fluid density rho_f (coupled scenes only: a fluid-only run is kinematic, p / rho).
     pub density: Option<f64>,
     /// Required in a fluid scene; a coupled scene takes it from `simulation.end_time`.
@@ -106,10 +105,11 @@ pub struct DrivingSection {
     #[serde(rename = "type")]
     pub kind: String,
     pub axis: Option<String>,
-    /// Mean pressure gradient dp/dx_axis (kinematic), for "pressure-gradient".
-    pub gradient: Option<f64>,
-    /// Bulk velocity held constant, for "flow-rate".
-    pub bulk_velocity: Option<f64>,
+    /// Mean pressure gradient dp/dx_axis (kinematic), for "pressure-gradient": a number or a signal
+    /// of time ([`signal`]).
+    pub gradient: Option<toml::Value>,
+    /// Bulk velocity held, for "flow-rate": a number or a signal of time.
+    pub bulk_velocity: Option<toml::Value>,
 }
 
 /// `[fluid.initial]`.
@@ -214,7 +214,18 @@ impl FluidScene {
                 ("explicit", Viscous::Explicit),
             ],
         )?;
-        keys.vector("fluid.body_force", f.body_force)?;
+        let body_force = match &f.body_force {
+            None => Signal::constants([0.0; 3]),
+            Some(values) => {
+                let key = |c: usize| format!("fluid.body_force[{c}]");
+                let [x, y, z] = values;
+                [
+                    signal(&keys, &key(0), x)?,
+                    signal(&keys, &key(1), y)?,
+                    signal(&keys, &key(2), z)?,
+                ]
+            }
+        };
         let boundaries = check_boundaries(&keys, &f)?;
         for a in 0..3 {
             let periodic = boundaries.is_periodic(a);
@@ -254,7 +265,7 @@ impl FluidScene {
                 end_time,
                 settings.interval,
                 viscous,
-                driving,
+                (&driving, &body_force),
                 &boundaries,
             )?,
         };
@@ -268,7 +279,7 @@ impl FluidScene {
             viscosity: f.viscosity,
             viscous,
             driving,
-            body_force: f.body_force,
+            body_force,
             time_step,
         };
         fits_in_memory(&keys, "fluid.cells", memory_estimate(&config), "the grid")?;
@@ -383,12 +394,12 @@ impl FluidScene {
         let h = self.config.grid.spacing;
         let d = 0.5 * ((height * height + h * h).sqrt() - height);
         let nu = self.config.viscosity;
-        let force = self.config.body_force[c];
-        let a = match self.config.driving {
+        let force = self.config.body_force[c].at(0.0);
+        let a = match &self.config.driving {
             Driving::FlowRate {
                 axis,
                 bulk_velocity,
-            } if axis == c => {
+            } if *axis == c => {
                 let n = self.config.grid.cells[wall_axis];
                 let mean = (1..=n)
                     .map(|j| {
@@ -397,10 +408,10 @@ impl FluidScene {
                     })
                     .sum::<f64>()
                     / n as f64;
-                (bulk_velocity - 0.5 * (low + high)) / mean
+                (bulk_velocity.at(0.0) - 0.5 * (low + high)) / mean
             }
-            Driving::PressureGradient { axis, gradient } if axis == c => {
-                (force - gradient) / (2.0 * nu)
+            Driving::PressureGradient { axis, gradient } if *axis == c => {
+                (force - gradient.at(0.0)) / (2.0 * nu)
             }
             _ => force / (2.0 * nu),
         };
@@ -430,7 +441,7 @@ impl FluidScene {
             InitialCondition::Poiseuille { wall_axis } => {
                 // Hydrostatic balance with a body force across the channel.
                 let middle = o[wall_axis] + 0.5 * self.config.grid.lengths()[wall_axis];
-                self.config.body_force[wall_axis] * (x[wall_axis] - middle)
+                self.config.body_force[wall_axis].at(0.0) * (x[wall_axis] - middle)
             }
         }
     }
@@ -459,9 +470,12 @@ fn speed_scale(config: &FluidConfig, solver: &FluidSolver) -> (f64, String) {
             }
         }
     }
-    if let Driving::FlowRate { bulk_velocity, .. } = config.driving {
-        if bulk_velocity.abs() > best.0 {
-            best = (bulk_velocity.abs(), "the driving's bulk velocity".into());
+    if let Driving::FlowRate { bulk_velocity, .. } = &config.driving {
+        if bulk_velocity.max_abs() > best.0 {
+            best = (
+                bulk_velocity.max_abs(),
+                "the driving's bulk velocity".into(),
+            );
         }
     }
     best
@@ -574,7 +588,7 @@ fn check_time_step(
     end_time: f64,
     interval: f64,
     viscous: Viscous,
-    driving: Driving,
+    (driving, body_force): (&Driving, &[Signal; 3]),
     boundaries: &Boundaries,
 ) -> Result<TimeStep, SceneError> {
     match (f.time_step, f.cfl) {
@@ -609,7 +623,9 @@ fn check_time_step(
             )?;
             let max = match f.max_time_step {
                 Some(max) => keys.number("fluid.max_time_step", max, Range::Positive)?,
-                None => default_max_time_step(cfl, spacing, interval, f, driving, boundaries),
+                None => {
+                    default_max_time_step(cfl, spacing, interval, driving, body_force, boundaries)
+                }
             };
             keys.require(
                 end_time / max <= MAX_STEPS,
@@ -641,11 +657,11 @@ fn default_max_time_step(
     cfl: f64,
     h: f64,
     interval: f64,
-    f: &FluidSection,
-    driving: Driving,
+    driving: &Driving,
+    body_force: &[Signal; 3],
     boundaries: &Boundaries,
 ) -> f64 {
-    let mut force = f.body_force.iter().map(|x| x.abs()).sum::<f64>();
+    let mut force = body_force.iter().map(Signal::max_abs).sum::<f64>();
     let mut max = interval;
     for face in boundaries.faces.iter().flatten() {
         if let Boundary::NoSlip { velocity } | Boundary::Inflow { velocity, .. } = face {
@@ -656,9 +672,9 @@ fn default_max_time_step(
         }
     }
     match driving {
-        Driving::PressureGradient { gradient, .. } => force += gradient.abs(),
-        Driving::FlowRate { bulk_velocity, .. } if bulk_velocity != 0.0 => {
-            max = max.min(cfl * h / bulk_velocity.abs())
+        Driving::PressureGradient { gradient, .. } => force += gradient.max_abs(),
+        Driving::FlowRate { bulk_velocity, .. } if bulk_velocity.max_abs() != 0.0 => {
+            max = max.min(cfl * h / bulk_velocity.max_abs())
         }
         _ => {}
     }
@@ -666,6 +682,105 @@ fn default_max_time_step(
         max = max.min((cfl * h / force).sqrt());
     }
     max
+}
+
+/// A number, or a signal of time: a Fourier series `{ mean, period, cos = [..], sin = [..] }`
+/// (mean + sum_k cos[k-1] cos(2 pi k t / period) + sin[k-1] sin(2 pi k t / period)) or a table
+/// `{ table = [[t, value], ...] }` interpolated linearly in time.
+pub fn signal(keys: &Keys, key: &str, value: &toml::Value) -> Result<Signal, SceneError> {
+    let number = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+    let numbers = |name: &str, v: Option<&toml::Value>| -> Result<Vec<f64>, SceneError> {
+        match v {
+            None => Ok(Vec::new()),
+            Some(toml::Value::Array(items)) => items
+                .iter()
+                .map(|i| {
+                    number(i).ok_or_else(|| {
+                        keys.error(format!("{key}.{name}"), "must be a list of numbers")
+                    })
+                })
+                .collect(),
+            Some(_) => Err(keys.error(format!("{key}.{name}"), "must be a list of numbers")),
+        }
+    };
+    let allowed = "a number, a Fourier series { mean, period, cos = [..], sin = [..] } or a table \
+                   { table = [[t, value], ...] }";
+    let signal = match value {
+        toml::Value::Table(t) if t.contains_key("table") => {
+            if let Some(other) = t.keys().find(|k| *k != "table") {
+                return Err(keys.error(
+                    format!("{key}.{other}"),
+                    format!("unknown; {key} is {allowed}"),
+                ));
+            }
+            let rows = t["table"].as_array().map(|rows| {
+                rows.iter()
+                    .map(|r| {
+                        match r
+                            .as_array()
+                            .map(|p| p.iter().map(number).collect::<Vec<_>>())
+                        {
+                            Some(p) if p.len() == 2 && p.iter().all(Option::is_some) => {
+                                Some([p[0].unwrap_or(0.0), p[1].unwrap_or(0.0)])
+                            }
+                            _ => None,
+                        }
+                    })
+                    .collect::<Option<Vec<[f64; 2]>>>()
+            });
+            match rows.flatten() {
+                Some(points) => Signal::Table(points),
+                None => {
+                    return Err(keys.error(
+                        format!("{key}.table"),
+                        "must be a list of [time, value] pairs",
+                    ))
+                }
+            }
+        }
+        toml::Value::Table(t) => {
+            if let Some(other) = t
+                .keys()
+                .find(|k| !["mean", "period", "cos", "sin"].contains(&k.as_str()))
+            {
+                return Err(keys.error(
+                    format!("{key}.{other}"),
+                    format!("unknown; {key} is {allowed}"),
+                ));
+            }
+            let period = t.get("period").and_then(number).ok_or_else(|| {
+                keys.missing(format!("{key}.period"), "a Fourier series needs its period")
+            })?;
+            let (mut cos, mut sin) = (numbers("cos", t.get("cos"))?, numbers("sin", t.get("sin"))?);
+            let harmonics = cos.len().max(sin.len());
+            cos.resize(harmonics, 0.0);
+            sin.resize(harmonics, 0.0);
+            Signal::Fourier {
+                mean: t
+                    .get("mean")
+                    .map_or(Some(0.0), number)
+                    .ok_or_else(|| keys.error(format!("{key}.mean"), "must be a number"))?,
+                period,
+                cos,
+                sin,
+            }
+        }
+        other => Signal::Constant(number(other).ok_or_else(|| {
+            keys.error(key, format!("{other} is not allowed; it must be {allowed}"))
+        })?),
+    };
+    match signal.problem() {
+        Some(problem) => Err(keys.error(key, format!("{problem}; it must be {allowed}"))),
+        None => Ok(signal),
+    }
+}
+
+/// A signal for reports: a constant with 5 digits, else in words.
+fn describe(s: &Signal) -> String {
+    match s.constant() {
+        Some(v) => num(v),
+        None => s.describe(),
+    }
 }
 
 const FACE_TYPES: [(&str, u8); 5] = [
@@ -841,14 +956,14 @@ fn check_driving(
                 "it takes `gradient` (a \"flow-rate\" driving takes `bulk_velocity`)",
             )?;
             let axis = axis()?;
-            let gradient = d.gradient.ok_or_else(|| {
+            let gradient = d.gradient.as_ref().ok_or_else(|| {
                 keys.missing(
                     "fluid.driving.gradient",
                     "the mean pressure gradient dp/dx along the axis (kinematic, i.e. divided by the \
                      density; negative drives the flow towards +axis)",
                 )
             })?;
-            keys.number("fluid.driving.gradient", gradient, Range::Finite)?;
+            let gradient = signal(keys, "fluid.driving.gradient", gradient)?;
             Ok(Driving::PressureGradient { axis, gradient })
         }
         _ => {
@@ -858,13 +973,13 @@ fn check_driving(
                 "it takes `bulk_velocity` (a \"pressure-gradient\" driving takes `gradient`)",
             )?;
             let axis = axis()?;
-            let bulk_velocity = d.bulk_velocity.ok_or_else(|| {
+            let bulk_velocity = d.bulk_velocity.as_ref().ok_or_else(|| {
                 keys.missing(
                     "fluid.driving.bulk_velocity",
                     "the bulk velocity (flow rate per cross-section area) to hold",
                 )
             })?;
-            keys.number("fluid.driving.bulk_velocity", bulk_velocity, Range::Finite)?;
+            let bulk_velocity = signal(keys, "fluid.driving.bulk_velocity", bulk_velocity)?;
             Ok(Driving::FlowRate {
                 axis,
                 bulk_velocity,
@@ -1033,13 +1148,14 @@ pub fn reynolds_number(scene: &FluidScene) -> ReynoldsNumber {
     let bounded: Vec<usize> = (0..3)
         .filter(|&a| c.boundaries.faces[a].iter().all(is_wall))
         .collect();
-    match c.driving {
-        Driving::FlowRate { bulk_velocity, .. } => {
-            candidates.push((bulk_velocity.abs(), "bulk velocity of the driving".into()))
-        }
-        Driving::PressureGradient { axis, gradient } if bounded.len() == 1 => {
+    match &c.driving {
+        Driving::FlowRate { bulk_velocity, .. } => candidates.push((
+            bulk_velocity.max_abs(),
+            "bulk velocity of the driving".into(),
+        )),
+        &Driving::PressureGradient { axis, ref gradient } if bounded.len() == 1 => {
             let h = lengths[bounded[0]];
-            let g = (gradient - c.body_force[axis]).abs();
+            let g = gradient.max_abs() + c.body_force[axis].max_abs();
             candidates.push((
                 g * h * h / (8.0 * c.viscosity),
                 "centreline speed G H^2 / (8 nu) of the laminar Poiseuille flow".into(),
@@ -1228,32 +1344,36 @@ pub fn report(scene: &FluidScene, solver: &FluidSolver) -> String {
         })
         .collect();
     line("boundaries", faces.join("; "));
-    let driving = match c.driving {
+    let driving = match &c.driving {
         Driving::None => "none".to_string(),
         Driving::PressureGradient { axis, gradient } => format!(
             "mean pressure gradient dp/d{} = {}",
-            AXIS_NAMES[axis],
-            num(gradient)
+            AXIS_NAMES[*axis],
+            describe(gradient)
         ),
         Driving::FlowRate {
             axis,
             bulk_velocity,
         } => format!(
             "bulk velocity {} along {}",
-            num(bulk_velocity),
-            AXIS_NAMES[axis]
+            describe(bulk_velocity),
+            AXIS_NAMES[*axis]
         ),
     };
     line(
         "fluid",
         format!(
-            "nu = {}, viscous term {}, body force {}, driving: {driving}",
+            "nu = {}, viscous term {}, body force [{}], driving: {driving}",
             num(c.viscosity),
             match c.viscous {
                 Viscous::CrankNicolson => "Crank–Nicolson",
                 Viscous::Explicit => "explicit",
             },
-            nums(c.body_force)
+            c.body_force
+                .iter()
+                .map(describe)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     );
     let initial = match scene.initial {
