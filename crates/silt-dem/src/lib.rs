@@ -8,6 +8,7 @@
 pub mod contact;
 pub mod diagnostics;
 pub mod domain;
+pub mod estimates;
 pub mod forces;
 pub mod geometry;
 pub mod integrator;

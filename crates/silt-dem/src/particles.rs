@@ -1,6 +1,7 @@
 //! The spheres, stored as parallel arrays (structure of arrays) addressed by particle index.
 
 use crate::Vec3;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
 
@@ -46,6 +47,43 @@ impl Particles {
         self.inertia.push(0.4 * mass * radius * radius);
         self.material.push(material);
         self.fixed.push(fixed);
+    }
+
+    /// Random velocities of temperature `temperature` (k T in the units of the run) added to
+    /// particles `first..`: uniform in each component, zero net momentum, rescaled so that
+    /// sum m u^2 = 3 (N - 1) k T over the N particles, as LAMMPS `velocity create` does.
+    pub fn add_thermal_velocities(&mut self, first: usize, temperature: f64, rng: &mut impl Rng) {
+        let members = first..self.len();
+        let n = members.len();
+        if n < 2 || temperature == 0.0 {
+            return;
+        }
+        let mut random: Vec<Vec3> = members
+            .clone()
+            .map(|_| {
+                Vec3::new(
+                    rng.gen::<f64>() - 0.5,
+                    rng.gen::<f64>() - 0.5,
+                    rng.gen::<f64>() - 0.5,
+                )
+            })
+            .collect();
+        let mass: f64 = members.clone().map(|i| self.mass[i]).sum();
+        let momentum: Vec3 = members
+            .clone()
+            .zip(&random)
+            .map(|(i, u)| self.mass[i] * *u)
+            .sum();
+        random.iter_mut().for_each(|u| *u -= momentum / mass);
+        let energy: f64 = members
+            .clone()
+            .zip(&random)
+            .map(|(i, u)| self.mass[i] * u.length_squared())
+            .sum();
+        let scale = (3.0 * (n - 1) as f64 * temperature / energy).sqrt();
+        for (i, u) in members.zip(random) {
+            self.velocity[i] += scale * u;
+        }
     }
 
     pub fn max_radius(&self) -> f64 {

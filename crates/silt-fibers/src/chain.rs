@@ -128,6 +128,98 @@ impl Fibers {
         self.add(beads, |s| start + s * unit)
     }
 
+    /// Adds a fiber through the bead centres `points`, which must be 2a (2(a + gap)) apart within a
+    /// relative `tolerance`; on error the index of the first point out of place and why.
+    pub fn add_through(
+        &mut self,
+        points: &[Vec3],
+        tolerance: f64,
+    ) -> Result<usize, (usize, String)> {
+        let spacing = self.spacing();
+        for (k, pair) in points.windows(2).enumerate() {
+            let gap = (pair[1] - pair[0]).length();
+            let off = ((gap - spacing) / spacing).abs();
+            if off.is_nan() || off > tolerance {
+                return Err((
+                    k + 1,
+                    format!(
+                        "is {gap} from the previous bead; neighbouring beads touch: their centres must \
+                         be 2 bead_radius (+ 2 joint_gap) = {spacing} apart (relative tolerance \
+                         {tolerance:e})"
+                    ),
+                ));
+            }
+        }
+        let count = points.len();
+        // Piecewise-linear through the given centres, which are `spacing` apart.
+        self.add(count, |t| {
+            let k = ((t / spacing).floor() as usize).min(count.saturating_sub(2));
+            let f = t / spacing - k as f64;
+            points[k] + f * (points[k + 1] - points[k])
+        })
+        .map_err(|m| (0, m))
+    }
+
+    /// Adds `count` straight fibers of `beads` beads at random in the box `region` (low and high
+    /// corners): centres uniform, directions isotropic, no bead within 2a of a bead already placed (a
+    /// cell list of size 2a), up to 1000 tries per fiber; the same `seed` gives the same fibers. On error
+    /// the number of the fiber that did not fit.
+    pub fn add_random_straight(
+        &mut self,
+        count: usize,
+        beads: usize,
+        region: (Vec3, Vec3),
+        seed: u64,
+    ) -> Result<(), usize> {
+        use rand::{Rng, SeedableRng};
+        let a = self.radius;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let cell = 2.0 * a;
+        let cell_of = |p: Vec3| (p / cell).floor().as_i64vec3().to_array();
+        let mut occupied: std::collections::HashMap<[i64; 3], Vec<Vec3>> =
+            std::collections::HashMap::new();
+        for &p in &self.positions {
+            occupied.entry(cell_of(p)).or_default().push(p);
+        }
+        let (low, high) = region;
+        for fiber in 0..count {
+            let placed = (0..1000).any(|_| {
+                let centre = low + (high - low) * Vec3::new(rng.gen(), rng.gen(), rng.gen());
+                let z: f64 = rng.gen_range(-1.0..1.0);
+                let phi: f64 = rng.gen_range(0.0..2.0 * std::f64::consts::PI);
+                let r = (1.0 - z * z).sqrt();
+                let direction = Vec3::new(r * phi.cos(), r * phi.sin(), z);
+                let start = centre - direction * a * (beads as f64 - 1.0);
+                let chain: Vec<Vec3> = (0..beads)
+                    .map(|k| start + direction * (2.0 * a * k as f64))
+                    .collect();
+                let clear =
+                    chain.iter().all(|&p| {
+                        let c = cell_of(p);
+                        (-1..=1).all(|i| {
+                            (-1..=1).all(|j| {
+                                (-1..=1).all(|k| {
+                                    occupied.get(&[c[0] + i, c[1] + j, c[2] + k]).is_none_or(
+                                        |list| list.iter().all(|q| (p - *q).length() >= 2.0 * a),
+                                    )
+                                })
+                            })
+                        })
+                    });
+                if clear && self.add_straight(beads, start, direction).is_ok() {
+                    for &p in &chain {
+                        occupied.entry(cell_of(p)).or_default().push(p);
+                    }
+                }
+                clear
+            });
+            if !placed {
+                return Err(fiber);
+            }
+        }
+        Ok(())
+    }
+
     /// Bead radius `a`.
     pub fn radius(&self) -> f64 {
         self.radius

@@ -7,11 +7,13 @@ pub mod boundary;
 pub(crate) mod dense_transform;
 pub mod diagnostics;
 pub mod grid;
+pub mod initial;
 pub mod jacobi;
 pub mod model;
 pub mod momentum;
 pub mod poisson;
 pub mod projection;
+pub mod scales;
 pub mod signal;
 pub mod solver;
 #[cfg(test)]

@@ -113,6 +113,47 @@ pub struct FluidConfig {
     pub time_step: TimeStep,
 }
 
+impl FluidConfig {
+    /// Estimated memory of the solver in bytes: 5 fields with ghost layers (3 velocity components, pressure,
+    /// pressure correction), 7 compact arrays (3 right-hand sides, 3 increments, the Poisson right-hand side),
+    /// plus [`FluidConfig::factorisation_estimate`] (at most: as if every Helmholtz system took the direct solver).
+    pub fn memory_estimate(&self) -> f64 {
+        let n = self.grid.cell_count() as f64;
+        let ghosted = self.grid.field_dims().iter().product::<usize>() as f64;
+        8.0 * (5.0 * ghosted + 7.0 * n) + self.factorisation_estimate(false)
+    }
+
+    /// Estimated bytes the solver allocates during its first step: the cached z factorisations of the direct
+    /// solvers (one field's worth per (a, b) pair: the Poisson problem, and with Crank–Nicolson 3 components
+    /// x 3 stages unless `jacobi_only` (all three stages solve them by Jacobi sweeps); half that when x is
+    /// periodic, twice when z is), and 3 response fields for flow-rate driving with Crank–Nicolson.
+    pub fn factorisation_estimate(&self, jacobi_only: bool) -> f64 {
+        let n = self.grid.cell_count() as f64;
+        let crank_nicolson = self.viscous == Viscous::CrankNicolson;
+        let pairs = if crank_nicolson && !jacobi_only {
+            10.0
+        } else {
+            1.0
+        };
+        let x_factor = if self.boundaries.is_periodic(0) {
+            0.5
+        } else {
+            1.0
+        };
+        let z_factor = if self.boundaries.is_periodic(2) {
+            2.0
+        } else {
+            1.0
+        };
+        let flow_rate = if crank_nicolson && matches!(self.driving, Driving::FlowRate { .. }) {
+            3.0
+        } else {
+            0.0
+        };
+        8.0 * (flow_rate + pairs * x_factor * z_factor) * n
+    }
+}
+
 /// The fluid's state at the end of a step: enough to continue bit for bit.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FluidState {

@@ -6,8 +6,6 @@ use super::keys::{mib, num, Keys, Range, SceneError};
 use super::output::{fits_in_memory, fixed_steps, OutputSection};
 use super::{SceneFile, SceneKind};
 use crate::run::RunSettings;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use silt_core::Vec3;
 use silt_fibers::chain::Fibers;
@@ -769,8 +767,21 @@ fn place_group(
     keys: &Keys,
 ) -> Result<(), SceneError> {
     let key = |k: &str| format!("fibers.fiber[{g}].{k}");
-    if let Some(region) = &group.region {
-        return place_random(fibers, group, region, g, keys);
+    let beads = group.beads.unwrap_or(0);
+    if let Some(r) = &group.region {
+        let region = (Vec3::from_array(r.min), Vec3::from_array(r.max));
+        return fibers
+            .add_random_straight(group.count, beads, region, group.seed)
+            .map_err(|fiber| {
+                keys.error(
+                    key("region"),
+                    format!(
+                        "could not place fiber {fiber} of {} without overlapping the others in 1000 \
+                         tries: the region is too crowded; enlarge it or place fewer fibers",
+                        group.count
+                    ),
+                )
+            });
     }
     for copy in 0..group.count {
         let shift = copy as f64 * Vec3::from_array(group.offset);
@@ -778,38 +789,22 @@ fn place_group(
         let direction = Vec3::from_array(group.direction).normalize();
         let placed = match group.shape.as_str() {
             "points" => {
-                let points = group.positions.as_deref().unwrap_or(&[]);
-                let beads: Vec<Vec3> = points
+                let points: Vec<Vec3> = group
+                    .positions
                     .iter()
+                    .flatten()
                     .map(|p| Vec3::from_array(*p) + shift)
                     .collect();
-                let spacing = fibers.spacing();
-                for (k, pair) in beads.windows(2).enumerate() {
-                    let gap = (pair[1] - pair[0]).length();
-                    if ((gap - spacing) / spacing).abs() > SPACING_TOLERANCE {
-                        return Err(keys.error(
-                            key(&format!("positions[{}]", k + 1)),
-                            format!(
-                                "is {gap} from the previous bead; neighbouring beads touch: their \
-                                 centres must be 2 bead_radius (+ 2 joint_gap) = {spacing} apart \
-                                 (relative tolerance {SPACING_TOLERANCE:e})"
-                            ),
-                        ));
-                    }
-                }
-                let count = beads.len();
-                fibers.add(count, |t| {
-                    // Piecewise-linear through the given centres, which are `spacing` apart.
-                    let k = ((t / spacing).floor() as usize).min(count - 2);
-                    let f = t / spacing - k as f64;
-                    beads[k] + f * (beads[k + 1] - beads[k])
-                })
+                fibers
+                    .add_through(&points, SPACING_TOLERANCE)
+                    .map_err(|(k, m)| keys.error(key(&format!("positions[{k}]")), m))?;
+                Ok(0)
             }
             "arc" => {
                 let curvature = group.curvature.unwrap_or(0.0);
                 let binormal = Vec3::from_array(group.binormal).normalize();
                 let normal = binormal.cross(direction);
-                fibers.add(group.beads.unwrap_or(0), |s| {
+                fibers.add(beads, |s| {
                     if curvature == 0.0 {
                         start + s * direction
                     } else {
@@ -818,81 +813,9 @@ fn place_group(
                     }
                 })
             }
-            _ => fibers.add(group.beads.unwrap_or(0), |s| start + s * direction),
+            _ => fibers.add(beads, |s| start + s * direction),
         };
         placed.map_err(|m| keys.error(key("shape"), m))?;
-    }
-    Ok(())
-}
-
-/// Random straight fibers in `region`: centres uniform, directions isotropic, no bead within 2a of
-/// a bead already placed (a cell list of size 2a); up to 1000 tries per fiber.
-fn place_random(
-    fibers: &mut Fibers,
-    group: &FiberGroup,
-    region: &RegionSection,
-    g: usize,
-    keys: &Keys,
-) -> Result<(), SceneError> {
-    let key = |k: &str| format!("fibers.fiber[{g}].{k}");
-    let a = fibers.radius();
-    let beads = group.beads.unwrap_or(0);
-    let mut rng = ChaCha8Rng::seed_from_u64(group.seed);
-    let cell = 2.0 * a;
-    let cell_of = |p: Vec3| (p / cell).floor().as_i64vec3().to_array();
-    let mut occupied: std::collections::HashMap<[i64; 3], Vec<Vec3>> =
-        std::collections::HashMap::new();
-    for &p in &fibers.positions {
-        occupied.entry(cell_of(p)).or_default().push(p);
-    }
-    let (low, high) = (Vec3::from_array(region.min), Vec3::from_array(region.max));
-    for fiber in 0..group.count {
-        let mut placed = false;
-        for _ in 0..1000 {
-            let centre = low + (high - low) * Vec3::new(rng.gen(), rng.gen(), rng.gen());
-            let z: f64 = rng.gen_range(-1.0..1.0);
-            let phi: f64 = rng.gen_range(0.0..2.0 * PI);
-            let r = (1.0 - z * z).sqrt();
-            let direction = Vec3::new(r * phi.cos(), r * phi.sin(), z);
-            let start = centre - direction * a * (beads as f64 - 1.0);
-            let chain: Vec<Vec3> = (0..beads)
-                .map(|k| start + direction * (2.0 * a * k as f64))
-                .collect();
-            let clear = chain.iter().all(|&p| {
-                let c = cell_of(p);
-                (-1..=1).all(|i| {
-                    (-1..=1).all(|j| {
-                        (-1..=1).all(|k| {
-                            occupied
-                                .get(&[c[0] + i, c[1] + j, c[2] + k])
-                                .is_none_or(|list| {
-                                    list.iter().all(|q| (p - *q).length() >= 2.0 * a)
-                                })
-                        })
-                    })
-                })
-            });
-            if clear {
-                fibers
-                    .add_straight(beads, start, direction)
-                    .map_err(|m| keys.error(key("beads"), m))?;
-                for &p in &chain {
-                    occupied.entry(cell_of(p)).or_default().push(p);
-                }
-                placed = true;
-                break;
-            }
-        }
-        if !placed {
-            return Err(keys.error(
-                key("region"),
-                format!(
-                    "could not place fiber {fiber} of {} without overlapping the others in 1000 \
-                     tries: the region is too crowded; enlarge it or place fewer fibers",
-                    group.count
-                ),
-            ));
-        }
     }
     Ok(())
 }

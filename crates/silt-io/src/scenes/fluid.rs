@@ -8,12 +8,13 @@ use super::{SceneFile, SceneKind};
 use crate::run::RunSettings;
 use serde::Deserialize;
 use silt_fluid::boundary::InflowProfile;
+pub use silt_fluid::initial::InitialCondition;
 use silt_fluid::model::{FluidModel, AXIS_NAMES, FACE_NAMES};
+use silt_fluid::scales::{reynolds_number, speed_scale};
 use silt_fluid::solver::{viscous_limit, CFL_LIMIT};
 use silt_fluid::{
     Boundaries, Boundary, Driving, FluidConfig, FluidSolver, Grid, Signal, TimeStep, Viscous,
 };
-use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -122,27 +123,6 @@ pub struct InitialSection {
     pub amplitude: Option<f64>,
     /// Velocity of a uniform flow.
     pub velocity: Option<[f64; 3]>,
-}
-
-/// The initial flow.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum InitialCondition {
-    Rest,
-    Uniform([f64; 3]),
-    /// u = -U cos(kx x) sin(ky y), v = U r sin(kx x) cos(ky y), w = 0, k = 2 pi / length, r = kx / ky
-    /// on the grid (see [`FluidScene::initial_velocity`]).
-    TaylorGreen2d {
-        amplitude: f64,
-    },
-    /// u = U sin(kx x) cos(ky y) cos(kz z), v = -U r cos(kx x) sin(ky y) cos(kz z), w = 0.
-    TaylorGreen3d {
-        amplitude: f64,
-    },
-    /// The steady laminar profile of the plane channel with walls at both ends of `wall_axis`
-    /// (Couette and Poiseuille parts).
-    Poiseuille {
-        wall_axis: usize,
-    },
 }
 
 /// A checked fluid scene.
@@ -282,7 +262,7 @@ impl FluidScene {
             body_force,
             time_step,
         };
-        fits_in_memory(&keys, "fluid.cells", memory_estimate(&config), "the grid")?;
+        fits_in_memory(&keys, "fluid.cells", config.memory_estimate(), "the grid")?;
         Ok(FluidScene {
             source: keys.file.to_path_buf(),
             vorticity: f.output.vorticity.unwrap_or(false),
@@ -313,13 +293,10 @@ impl FluidScene {
         let keys = self.keys();
         let mut solver = FluidSolver::new(self.config.clone())
             .map_err(|message| keys.error(solver_error_key(&message), message))?;
-        solver.set_velocity(|c, x| self.initial_velocity(c, x));
-        if self.initial != InitialCondition::Rest {
-            solver.set_pressure(|x| self.initial_pressure(x));
-        }
+        self.initial.apply(&mut solver);
         if let TimeStep::Fixed(dt) = self.config.time_step {
             let h = self.config.grid.spacing;
-            let (speed, what) = speed_scale(&self.config, &solver);
+            let (speed, what) = speed_scale(&solver);
             let cfl = speed * dt / h;
             keys.require(
                 cfl.is_finite() && cfl <= CFL_LIMIT,
@@ -339,146 +316,6 @@ impl FluidScene {
         }
         Ok(solver)
     }
-
-    /// Wavenumbers 2 pi / length along each axis.
-    fn wavenumbers(&self) -> [f64; 3] {
-        self.config.grid.lengths().map(|l| 2.0 * PI / l)
-    }
-
-    /// Initial velocity component `c` at `x`. The Taylor–Green ratio r of the v and u amplitudes is
-    /// sin(kx h / 2) / sin(ky h / 2) (kx / ky as h -> 0, 1 in a square box), which makes the initial field
-    /// divergence-free on the grid.
-    pub fn initial_velocity(&self, c: usize, x: [f64; 3]) -> f64 {
-        let o = self.config.grid.origin;
-        let [kx, ky, kz] = self.wavenumbers();
-        let half_h = 0.5 * self.config.grid.spacing;
-        let ratio = (kx * half_h).sin() / (ky * half_h).sin();
-        let (px, py, pz) = (kx * (x[0] - o[0]), ky * (x[1] - o[1]), kz * (x[2] - o[2]));
-        match self.initial {
-            InitialCondition::Rest => 0.0,
-            InitialCondition::Uniform(v) => v[c],
-            InitialCondition::TaylorGreen2d { amplitude: u } => match c {
-                0 => -u * px.cos() * py.sin(),
-                1 => u * ratio * px.sin() * py.cos(),
-                _ => 0.0,
-            },
-            InitialCondition::TaylorGreen3d { amplitude: u } => match c {
-                0 => u * px.sin() * py.cos() * pz.cos(),
-                1 => -u * ratio * px.cos() * py.sin() * pz.cos(),
-                _ => 0.0,
-            },
-            InitialCondition::Poiseuille { wall_axis } => {
-                if c == wall_axis {
-                    return 0.0;
-                }
-                let height = self.config.grid.lengths()[wall_axis];
-                let y = x[wall_axis] - o[wall_axis];
-                let (low, high, a, d) = self.channel_profile(wall_axis, c);
-                low + (high - low) * y / height + a * (y + d) * (height + d - y)
-            }
-        }
-    }
-
-    /// Steady plane-channel profile of component `c` between the walls of `wall_axis`, the exact steady
-    /// solution of the discrete equations: u = U_low + (U_high - U_low) y / H + a (y + d)(H + d - y), with
-    /// y measured from the low wall, a = (f - dp/dx) / (2 nu) and d = (sqrt(H^2 + h^2) - H) / 2 ~ h^2 / (4 H)
-    /// (the no-slip ghost value extrapolates linearly, so the parabola's roots sit d beyond the walls).
-    /// With flow-rate driving a gives the bulk velocity over the cells. Returns (U_low, U_high, a, d).
-    fn channel_profile(&self, wall_axis: usize, c: usize) -> (f64, f64, f64, f64) {
-        let wall = |side: usize| match self.config.boundaries.faces[wall_axis][side] {
-            Boundary::NoSlip { velocity } => velocity[c],
-            _ => 0.0,
-        };
-        let (low, high) = (wall(0), wall(1));
-        let height = self.config.grid.lengths()[wall_axis];
-        let h = self.config.grid.spacing;
-        let d = 0.5 * ((height * height + h * h).sqrt() - height);
-        let nu = self.config.viscosity;
-        let force = self.config.body_force[c].at(0.0);
-        let a = match &self.config.driving {
-            Driving::FlowRate {
-                axis,
-                bulk_velocity,
-            } if *axis == c => {
-                let n = self.config.grid.cells[wall_axis];
-                let mean = (1..=n)
-                    .map(|j| {
-                        let y = (j as f64 - 0.5) * h;
-                        (y + d) * (height + d - y)
-                    })
-                    .sum::<f64>()
-                    / n as f64;
-                (bulk_velocity.at(0.0) - 0.5 * (low + high)) / mean
-            }
-            Driving::PressureGradient { axis, gradient } if *axis == c => {
-                (force - gradient.at(0.0)) / (2.0 * nu)
-            }
-            _ => force / (2.0 * nu),
-        };
-        (low, high, a, d)
-    }
-
-    /// Initial (kinematic) pressure at `x`.
-    pub fn initial_pressure(&self, x: [f64; 3]) -> f64 {
-        let o = self.config.grid.origin;
-        let [a, b, c] = self.wavenumbers();
-        let (px, py, pz) = (a * (x[0] - o[0]), b * (x[1] - o[1]), c * (x[2] - o[2]));
-        match self.initial {
-            InitialCondition::Rest | InitialCondition::Uniform(_) => 0.0,
-            InitialCondition::TaylorGreen2d { amplitude: u } => {
-                -0.25 * u * u * ((2.0 * px).cos() + (a / b).powi(2) * (2.0 * py).cos())
-            }
-            InitialCondition::TaylorGreen3d { amplitude: u } => {
-                // Solution of the pressure Poisson equation of the initial field (for a cubic box
-                // U^2/16 (cos 2x + cos 2y)(cos 2z + 2)).
-                let (a2, b2, c2) = (a * a, b * b, c * c);
-                u * u * a2 / 8.0
-                    * ((2.0 * px).cos() / a2
-                        + (2.0 * py).cos() / b2
-                        + (2.0 * px).cos() * (2.0 * pz).cos() / (a2 + c2)
-                        + (2.0 * py).cos() * (2.0 * pz).cos() / (b2 + c2))
-            }
-            InitialCondition::Poiseuille { wall_axis } => {
-                // Hydrostatic balance with a body force across the channel.
-                let middle = o[wall_axis] + 0.5 * self.config.grid.lengths()[wall_axis];
-                self.config.body_force[wall_axis].at(0.0) * (x[wall_axis] - middle)
-            }
-        }
-    }
-}
-
-/// The largest speed sum |u| + |v| + |w| the first steps will see, and what sets it: the initial
-/// field, a moving wall, an inflow or the bulk velocity of the driving (a lid moves the fluid beside
-/// it at its own speed from the first step on).
-fn speed_scale(config: &FluidConfig, solver: &FluidSolver) -> (f64, String) {
-    let mut best = (
-        silt_fluid::diagnostics::max_speed_sum(&solver.state.velocity),
-        "the initial flow".to_string(),
-    );
-    let sum = |v: [f64; 3]| v.iter().map(|x| x.abs()).sum::<f64>();
-    for a in 0..3 {
-        for s in 0..2 {
-            if let Boundary::NoSlip { velocity } | Boundary::Inflow { velocity, .. } =
-                config.boundaries.faces[a][s]
-            {
-                if sum(velocity) > best.0 {
-                    best = (
-                        sum(velocity),
-                        format!("the {} face's speed", FACE_NAMES[a][s]),
-                    );
-                }
-            }
-        }
-    }
-    if let Driving::FlowRate { bulk_velocity, .. } = &config.driving {
-        if bulk_velocity.max_abs() > best.0 {
-            best = (
-                bulk_velocity.max_abs(),
-                "the driving's bulk velocity".into(),
-            );
-        }
-    }
-    best
 }
 
 /// Which key a message of `FluidSolver::new` is about.
@@ -1103,152 +940,6 @@ fn check_initial(
     }
 }
 
-/// The velocity scale of the flow, the length it is measured over, and how they were chosen.
-pub struct ReynoldsNumber {
-    pub velocity: f64,
-    pub velocity_from: String,
-    pub length: f64,
-    pub length_from: String,
-}
-
-impl ReynoldsNumber {
-    pub fn value(&self, viscosity: f64) -> f64 {
-        self.velocity * self.length / viscosity
-    }
-}
-
-/// Reynolds number U L / nu of a scene: U the largest of the wall speeds, the driving's bulk (or laminar
-/// centreline) velocity and the initial flow's amplitude; L 1/k of a Taylor–Green vortex, else the
-/// distance between the walls (those of a moving wall first), else the box length along x.
-pub fn reynolds_number(scene: &FluidScene) -> ReynoldsNumber {
-    let c = &scene.config;
-    let lengths = c.grid.lengths();
-    let speed = |v: [f64; 3]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let mut candidates: Vec<(f64, String)> = Vec::new();
-    let mut moving_axis = None;
-    for a in 0..3 {
-        for s in 0..2 {
-            match c.boundaries.faces[a][s] {
-                Boundary::NoSlip { velocity } if speed(velocity) > 0.0 => {
-                    moving_axis.get_or_insert(a);
-                    candidates.push((
-                        speed(velocity),
-                        format!("speed of the {} wall", FACE_NAMES[a][s]),
-                    ));
-                }
-                Boundary::Inflow { velocity, .. } => candidates.push((
-                    speed(velocity),
-                    format!("mean inflow speed at {}", FACE_NAMES[a][s]),
-                )),
-                _ => {}
-            }
-        }
-    }
-    let is_wall = |f: &Boundary| matches!(f, Boundary::NoSlip { .. } | Boundary::FreeSlip);
-    let bounded: Vec<usize> = (0..3)
-        .filter(|&a| c.boundaries.faces[a].iter().all(is_wall))
-        .collect();
-    match &c.driving {
-        Driving::FlowRate { bulk_velocity, .. } => candidates.push((
-            bulk_velocity.max_abs(),
-            "bulk velocity of the driving".into(),
-        )),
-        &Driving::PressureGradient { axis, ref gradient } if bounded.len() == 1 => {
-            let h = lengths[bounded[0]];
-            let g = gradient.max_abs() + c.body_force[axis].max_abs();
-            candidates.push((
-                g * h * h / (8.0 * c.viscosity),
-                "centreline speed G H^2 / (8 nu) of the laminar Poiseuille flow".into(),
-            ));
-        }
-        _ => {}
-    }
-    match scene.initial {
-        InitialCondition::TaylorGreen2d { amplitude }
-        | InitialCondition::TaylorGreen3d { amplitude } => {
-            candidates.push((amplitude.abs(), "Taylor–Green amplitude".into()))
-        }
-        InitialCondition::Uniform(v) => candidates.push((speed(v), "initial uniform speed".into())),
-        InitialCondition::Poiseuille { wall_axis } => {
-            let mut max: f64 = 0.0;
-            for comp in (0..3).filter(|&x| x != wall_axis) {
-                for k in 0..=20 {
-                    let mut x = c.grid.origin;
-                    x[wall_axis] += lengths[wall_axis] * k as f64 / 20.0;
-                    max = max.max(scene.initial_velocity(comp, x).abs());
-                }
-            }
-            candidates.push((max, "largest speed of the initial channel profile".into()));
-        }
-        InitialCondition::Rest => {}
-    }
-    let (velocity, velocity_from) = candidates.into_iter().fold(
-        (0.0, "nothing moves or drives the flow".to_string()),
-        |best, c| if c.0 > best.0 { c } else { best },
-    );
-    let (length, length_from) = if matches!(
-        scene.initial,
-        InitialCondition::TaylorGreen2d { .. } | InitialCondition::TaylorGreen3d { .. }
-    ) {
-        (
-            lengths[0] / (2.0 * PI),
-            "1/k = length / (2 pi) of the vortex".to_string(),
-        )
-    } else if let Some(a) = moving_axis.or(bounded.first().copied()) {
-        (
-            lengths[a],
-            format!("distance between the {} walls", AXIS_NAMES[a]),
-        )
-    } else {
-        (lengths[0], "box length along x".to_string())
-    };
-    ReynoldsNumber {
-        velocity,
-        velocity_from,
-        length,
-        length_from,
-    }
-}
-
-/// Estimated memory of the solver in bytes: 5 fields with ghost layers (3 velocity components, pressure,
-/// pressure correction), 7 compact arrays (3 right-hand sides, 3 increments, the Poisson right-hand side),
-/// plus [`factorisation_estimate`] (at most: as if every Helmholtz system took the direct solver).
-pub fn memory_estimate(config: &FluidConfig) -> f64 {
-    let n = config.grid.cell_count() as f64;
-    let ghosted = config.grid.field_dims().iter().product::<usize>() as f64;
-    8.0 * (5.0 * ghosted + 7.0 * n) + factorisation_estimate(config, false)
-}
-
-/// Estimated bytes the solver allocates during its first step: the cached z factorisations of the direct
-/// solvers (one field's worth per (a, b) pair: the Poisson problem, and with Crank–Nicolson 3 components
-/// x 3 stages unless `jacobi_only` (all three stages solve them by Jacobi sweeps); half that when x is
-/// periodic, twice when z is), and 3 response fields for flow-rate driving with Crank–Nicolson.
-pub fn factorisation_estimate(config: &FluidConfig, jacobi_only: bool) -> f64 {
-    let n = config.grid.cell_count() as f64;
-    let crank_nicolson = config.viscous == Viscous::CrankNicolson;
-    let pairs = if crank_nicolson && !jacobi_only {
-        10.0
-    } else {
-        1.0
-    };
-    let x_factor = if config.boundaries.is_periodic(0) {
-        0.5
-    } else {
-        1.0
-    };
-    let z_factor = if config.boundaries.is_periodic(2) {
-        2.0
-    } else {
-        1.0
-    };
-    let flow_rate = if crank_nicolson && matches!(config.driving, Driving::FlowRate { .. }) {
-        3.0
-    } else {
-        0.0
-    };
-    8.0 * (flow_rate + pairs * x_factor * z_factor) * n
-}
-
 fn face_description(b: Boundary) -> String {
     match b {
         Boundary::Periodic => "periodic".into(),
@@ -1391,7 +1082,7 @@ pub fn report(scene: &FluidScene, solver: &FluidSolver) -> String {
         ),
     };
     line("initial", initial);
-    let re = reynolds_number(scene);
+    let re = reynolds_number(&scene.config, &scene.initial);
     line(
         "Reynolds number",
         if re.velocity > 0.0 {
@@ -1408,7 +1099,7 @@ pub fn report(scene: &FluidScene, solver: &FluidSolver) -> String {
         },
     );
     let limit = viscous_limit(c.viscosity, h);
-    let (speed, what) = speed_scale(c, solver);
+    let (speed, what) = speed_scale(solver);
     let dt = solver.next_dt();
     line(
         "time step",
@@ -1477,7 +1168,7 @@ pub fn report(scene: &FluidScene, solver: &FluidSolver) -> String {
     } else {
         0.0
     };
-    let later = factorisation_estimate(c, all_jacobi) + rings;
+    let later = c.factorisation_estimate(all_jacobi) + rings;
     line(
         "memory",
         format!(

@@ -8,7 +8,7 @@ use super::output::{fits_in_memory, fixed_steps, OutputSection};
 use super::{SceneFile, SceneKind};
 use crate::placement::{lattice_positions, random_positions, DiameterDistribution};
 use crate::run::RunSettings;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use silt_core::Vec3;
@@ -19,6 +19,7 @@ use silt_dem::contact::{
     DEFAULT_OVERLAP_BOUND, DEFAULT_ROUGHNESS, DEFAULT_ST_CRIT,
 };
 use silt_dem::domain::Domain;
+use silt_dem::estimates::{contact_time, expected_overlap, impact_speed};
 use silt_dem::integrator::Integrator;
 use silt_dem::material::{Material, DEFAULT_POISSON};
 use silt_dem::model::DemModel;
@@ -468,7 +469,7 @@ impl ParticleScene {
                 origin.push((i, j));
             }
             if let Some(temperature) = group.temperature {
-                thermal_velocities(&mut particles, first, temperature, &mut rng);
+                particles.add_thermal_velocities(first, temperature, &mut rng);
             }
         }
         check_initial_overlaps(&keys, &domain, &self.walls, &particles, &origin)?;
@@ -523,9 +524,8 @@ impl ParticleScene {
     /// would drive spheres through each other or through a wall.
     fn check_contacts(&self, system: &DemSystem) -> Result<(), SceneError> {
         let keys = self.keys();
-        let estimate = contact_time_estimate(self, system);
-        let resolution =
-            estimate.contact_time / (self.dt() * system.integrator.smallest_substep_fraction());
+        let (contact_time, how) = contact_time_estimate(self, system);
+        let resolution = contact_time / (self.dt() * system.integrator.smallest_substep_fraction());
         keys.require(
             resolution >= 5.0,
             "simulation.dt",
@@ -533,11 +533,11 @@ impl ParticleScene {
             &format!(
                 "it is too large: the contact time {} ({}) is resolved with only {resolution:.1} \
                  (sub)steps; at least 5 are needed (20 or more recommended)",
-                num(estimate.contact_time),
-                estimate.how
+                num(contact_time),
+                how
             ),
         )?;
-        let (speed, source) = characteristic_speed(self, system);
+        let (speed, source) = impact_speed(system);
         let overlap = expected_overlap(system, speed);
         keys.require(
             overlap <= LARGEST_OVERLAP,
@@ -558,43 +558,6 @@ impl ParticleScene {
                 num(overlap)
             ),
         )
-    }
-}
-
-/// Random velocities of temperature `temperature` (k T, per unit of the scene's energy) added to
-/// particles `first..`: uniform in each component, zero net momentum, rescaled so that
-/// sum m u^2 = 3 N k T, as LAMMPS `velocity create` does.
-fn thermal_velocities(p: &mut Particles, first: usize, temperature: f64, rng: &mut ChaCha8Rng) {
-    let members = first..p.len();
-    let n = members.len();
-    if n < 2 || temperature == 0.0 {
-        return;
-    }
-    let mut random: Vec<Vec3> = members
-        .clone()
-        .map(|_| {
-            Vec3::new(
-                rng.gen::<f64>() - 0.5,
-                rng.gen::<f64>() - 0.5,
-                rng.gen::<f64>() - 0.5,
-            )
-        })
-        .collect();
-    let mass: f64 = members.clone().map(|i| p.mass[i]).sum();
-    let momentum: Vec3 = members
-        .clone()
-        .zip(&random)
-        .map(|(i, u)| p.mass[i] * *u)
-        .sum();
-    random.iter_mut().for_each(|u| *u -= momentum / mass);
-    let energy: f64 = members
-        .clone()
-        .zip(&random)
-        .map(|(i, u)| p.mass[i] * u.length_squared())
-        .sum();
-    let scale = (3.0 * (n - 1) as f64 * temperature / energy).sqrt();
-    for (i, u) in members.zip(random) {
-        p.velocity[i] += scale * u;
     }
 }
 
@@ -1152,181 +1115,24 @@ impl SceneKind for ParticleScene {
     }
 }
 
-/// Estimated contact duration and how it was obtained.
-#[derive(Clone, Debug)]
-pub struct ContactTimeEstimate {
-    pub contact_time: f64,
-    pub how: String,
-}
-
-/// Largest impact speed to expect and what sets it: the fastest initial particle (plus the fastest
-/// wall), or a fall across the domain. In a fluid (wet runs, enduring contact by Stokes number) the
-/// fall is that of the sphere with the largest terminal velocity under its buoyant weight, capped at
-/// that terminal velocity.
-pub fn characteristic_speed(scene: &ParticleScene, system: &DemSystem) -> (f64, &'static str) {
-    let g = scene.gravity();
-    let height = if g.length() > 0.0 {
-        system.domain.length().dot(g.normalize()).abs()
-    } else {
-        0.0
-    };
-    let (fall, fall_source) = match system.model.enduring {
-        EnduringContact::Stokes {
-            fluid_density,
-            kinematic_viscosity,
-            ..
-        } => {
-            let p = &system.particles;
-            let fastest_settling = (0..p.len())
-                .filter(|&i| !p.fixed[i])
-                .map(|i| {
-                    let density = system.materials[p.material[i]].density;
-                    settling_speed(
-                        2.0 * p.radius[i],
-                        density,
-                        fluid_density,
-                        kinematic_viscosity,
-                        g.length(),
-                        height,
-                    )
-                })
-                .fold(0.0, f64::max);
-            (
-                fastest_settling,
-                "settling across the domain, at most the Schiller-Naumann terminal velocity",
-            )
-        }
-        EnduringContact::MinimumSpeed(_) => (
-            (2.0 * g.length() * height).sqrt(),
-            "free fall across the domain",
+/// Contact duration and how it was obtained (see [`contact_time`]).
+fn contact_time_estimate(scene: &ParticleScene, system: &DemSystem) -> (f64, String) {
+    let how = match system.model.normal {
+        NormalLaw::Hertz(_) => format!(
+            "Hertz estimate for the lightest pair at {:.3e}",
+            impact_speed(system).0
+        ),
+        _ => format!(
+            "T_c = contact.collision_steps x dt = {} x {:e}",
+            scene
+                .tables
+                .contact
+                .collision_steps
+                .unwrap_or(DEFAULT_COLLISION_STEPS),
+            scene.dt()
         ),
     };
-    let fastest = system
-        .particles
-        .velocity
-        .iter()
-        .map(|v| v.length())
-        .fold(0.0, f64::max);
-    let wall_speed = system
-        .walls
-        .iter()
-        .map(|w| w.velocity.length())
-        .fold(0.0, f64::max);
-    if fall >= fastest + wall_speed {
-        (fall.max(f64::MIN_POSITIVE), fall_source)
-    } else {
-        (fastest + wall_speed, "fastest initial particle and wall")
-    }
-}
-
-/// The speed a sphere of diameter `d` and density `density` reaches falling `height` from rest in a fluid
-/// of density `fluid_density` and kinematic viscosity `nu` under gravity `g`: the free fall under its
-/// buoyant weight, sqrt(2 g' height) with g' = g (1 - rho_f / rho_p), capped at the terminal velocity u_t
-/// where the Schiller–Naumann drag 3 pi mu d u (1 + 0.15 Re^0.687) balances the buoyant weight (0 for a
-/// sphere that does not sink).
-pub fn settling_speed(
-    d: f64,
-    density: f64,
-    fluid_density: f64,
-    nu: f64,
-    g: f64,
-    height: f64,
-) -> f64 {
-    let reduced_gravity = g * (1.0 - fluid_density / density);
-    if reduced_gravity <= 0.0 || nu <= 0.0 || d <= 0.0 {
-        return 0.0;
-    }
-    let free_fall = (2.0 * reduced_gravity * height).sqrt();
-    let volume = std::f64::consts::PI * d * d * d / 6.0;
-    let buoyant_weight = (density - fluid_density) * volume * g;
-    let drag = |u: f64| {
-        let re = u * d / nu;
-        3.0 * std::f64::consts::PI * fluid_density * nu * d * u * (1.0 + 0.15 * re.powf(0.687))
-    };
-    if drag(free_fall) <= buoyant_weight {
-        return free_fall;
-    }
-    // The drag grows with u: bisect between rest and the free fall.
-    let (mut low, mut high) = (0.0, free_fall);
-    for _ in 0..100 {
-        let middle = 0.5 * (low + high);
-        if drag(middle) < buoyant_weight {
-            low = middle;
-        } else {
-            high = middle;
-        }
-    }
-    high
-}
-
-/// Lightest mass and smallest radius among the free particles.
-fn smallest_free(system: &DemSystem) -> (f64, f64) {
-    let p = &system.particles;
-    let mut m = f64::INFINITY;
-    let mut r = f64::INFINITY;
-    for i in (0..p.len()).filter(|&i| !p.fixed[i]) {
-        m = m.min(p.mass[i]);
-        r = r.min(p.radius[i]);
-    }
-    if m.is_finite() {
-        (m, r)
-    } else {
-        (
-            p.mass.iter().copied().fold(f64::INFINITY, f64::min),
-            p.max_radius(),
-        )
-    }
-}
-
-/// Undamped Hertz collision m x'' = -K x^(3/2) at speed v: largest overlap (5 m v^2 / (4 K))^(2/5) and
-/// duration 2.94 overlap / v.
-fn hertz_collision(mass: f64, k: f64, speed: f64) -> (f64, f64) {
-    let overlap = (1.25 * mass * speed * speed / k).powf(0.4);
-    (overlap, 2.94 * overlap / speed)
-}
-
-/// Contact duration: T_c for the adaptive and linear laws, a Hertz estimate for the lightest pair
-/// otherwise.
-pub fn contact_time_estimate(scene: &ParticleScene, system: &DemSystem) -> ContactTimeEstimate {
-    match system.model.normal {
-        NormalLaw::Actm | NormalLaw::Linear => ContactTimeEstimate {
-            contact_time: system.model.collision_time,
-            how: format!(
-                "T_c = contact.collision_steps x dt = {} x {:e}",
-                scene
-                    .tables
-                    .contact
-                    .collision_steps
-                    .unwrap_or(DEFAULT_COLLISION_STEPS),
-                scene.dt()
-            ),
-        },
-        NormalLaw::Hertz(c) => {
-            let (m, r) = smallest_free(system);
-            let (v, _) = characteristic_speed(scene, system);
-            // Two of the lightest spheres: m_eff = m/2, R_eff = r/2; F = k_n sqrt(R_eff) delta^(3/2).
-            let (_, t) = hertz_collision(0.5 * m, c.k_n * (0.5 * r).sqrt(), v);
-            ContactTimeEstimate {
-                contact_time: t,
-                how: format!("Hertz estimate for the lightest pair at {v:.3e}"),
-            }
-        }
-    }
-}
-
-/// Largest overlap over radius of the lightest sphere hitting a wall at speed v.
-pub fn expected_overlap(system: &DemSystem, speed: f64) -> f64 {
-    let (m, r) = smallest_free(system);
-    let overlap = match system.model.normal {
-        NormalLaw::Actm => {
-            // k = m / sqrt(v t*^5) gives (5/4)^(2/5) v t* (undamped estimate).
-            let t_star = system.model.coefficients(0, 0).actm.t_star;
-            1.25f64.powf(0.4) * speed * t_star
-        }
-        NormalLaw::Linear => speed * system.model.collision_time / std::f64::consts::PI,
-        NormalLaw::Hertz(c) => hertz_collision(m, c.k_n * r.sqrt(), speed).0,
-    };
-    overlap / r
+    (contact_time(system), how)
 }
 
 /// The report of `silt check` for a particle scene.
@@ -1384,16 +1190,16 @@ pub fn report(scene: &ParticleScene, system: &DemSystem) -> String {
             system.integrator.evaluations_per_step()
         ),
     );
-    let estimate = contact_time_estimate(scene, system);
-    let resolution = estimate.contact_time / (dt * system.integrator.smallest_substep_fraction());
+    let (contact_time, how) = contact_time_estimate(scene, system);
+    let resolution = contact_time / (dt * system.integrator.smallest_substep_fraction());
     line(
         "contact",
         format!(
             "{} + {}; contact time {:.3e} ({}), resolved by {resolution:.1} (sub)steps{}",
             system.model.normal.name(),
             system.model.tangential.name(),
-            estimate.contact_time,
-            estimate.how,
+            contact_time,
+            how,
             if resolution < 20.0 {
                 "  [warning: fewer than 20]"
             } else {
@@ -1401,7 +1207,7 @@ pub fn report(scene: &ParticleScene, system: &DemSystem) -> String {
             }
         ),
     );
-    let (v, source) = characteristic_speed(scene, system);
+    let (v, source) = impact_speed(system);
     line("impact speed", format!("up to {v:.3e} ({source})"));
     let overlap = expected_overlap(system, v);
     line(
@@ -1465,31 +1271,4 @@ pub fn report(scene: &ParticleScene, system: &DemSystem) -> String {
         ),
     );
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The settling speed: Stokes's terminal velocity at small Re, ten Cate's u_inf (E3, E4; from a
-    /// different correlation) within 5 %, the free fall when the fall is short, 0 for a floating sphere.
-    #[test]
-    fn settling_speed_limits() {
-        let (g, tall) = (9.81, 10.0);
-        // Stokes: a 20 um glass sphere in water (Re = 0.007, Schiller-Naumann 0.5 % above Stokes's drag).
-        let (d, rho_p, rho_f, nu) = (20e-6, 2500.0, 1000.0, 1e-6);
-        let stokes = (rho_p - rho_f) * g * d * d / (18.0 * rho_f * nu);
-        let u = settling_speed(d, rho_p, rho_f, nu, g, tall);
-        assert!((u / stokes - 1.0).abs() < 0.01, "{u} vs Stokes {stokes}");
-        // ten Cate et al. (2002): E3 0.091 m/s, E4 0.128 m/s.
-        for (rho_f, mu, u_inf) in [(962.0, 0.113, 0.091), (960.0, 0.058, 0.128)] {
-            let u = settling_speed(0.015, 1120.0, rho_f, mu / rho_f, g, tall);
-            assert!((u / u_inf - 1.0).abs() < 0.05, "{u} vs {u_inf}");
-        }
-        // A fall of 1 mm ends before the terminal velocity.
-        let short = settling_speed(0.015, 1120.0, 962.0, 0.113 / 962.0, g, 1e-3);
-        let free_fall = (2.0 * g * (1.0 - 962.0 / 1120.0) * 1e-3).sqrt();
-        assert!((short - free_fall).abs() < 1e-12);
-        assert_eq!(settling_speed(0.015, 900.0, 962.0, 1e-4, g, tall), 0.0);
-    }
 }
