@@ -1,19 +1,7 @@
 //! The `silt` command as a user runs it: exit codes, messages and output files.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn silt(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_silt"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("silt runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::*;
 
 #[test]
 fn default_scene_checks_and_runs() {

@@ -1,20 +1,8 @@
 //! Coupled scenes through the `silt` command: `silt check` prints both halves and the coupling, `silt run`
 //! with `--until` and `--resume` gives the files of a run in one go byte for byte, bad input exits with 2.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn silt(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_silt"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("silt runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::*;
 
 /// One heavy sphere sinking in a small periodic column with a floor and a lid.
 const SCENE: &str = r#"
@@ -52,24 +40,6 @@ viscosity = 0.05
 z_low = { type = "no-slip" }
 z_high = { type = "no-slip" }
 "#;
-
-fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let name = path.strip_prefix(dir).unwrap().display().to_string();
-                files.push((name, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
 
 #[test]
 fn coupled_scene_checks_runs_and_resumes_byte_for_byte() {

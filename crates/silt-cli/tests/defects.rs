@@ -3,50 +3,10 @@
 //! output, refuse what does not fit in memory or in reason with exit code 2 before allocating it, and
 //! say so in plain words.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::*;
 
-fn silt(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_silt"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("silt runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn example(name: &str) -> String {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{name}.toml"));
-    std::fs::read_to_string(path).unwrap()
-}
-
-/// Writes `text` as `name` in `dir` and runs `silt` with `args` on it (the file's name first).
-fn silt_on(dir: &Path, name: &str, text: &str, args: &[&str]) -> Output {
-    std::fs::write(dir.join(name), text).unwrap();
-    let mut all = vec![args[0], name];
-    all.extend_from_slice(&args[1..]);
-    silt(&all, dir)
-}
-
-/// Exit code 2 and a message naming the file, the key and containing `hint`.
-fn refused(out: &Output, key: &str, hint: &str) {
-    let message = stderr(out);
-    assert_eq!(out.status.code(), Some(2), "{message}");
-    assert!(
-        message.contains(&format!("key `{key}`")) && message.contains(hint),
-        "expected key `{key}` and '{hint}': {message}"
-    );
-    assert!(!message.contains("panicked"), "{message}");
-}
-
-fn replaced(text: &str, from: &str, to: &str) -> String {
-    assert!(text.contains(from), "{from}");
-    text.replacen(from, to, 1)
-}
+use std::path::Path;
 
 /// The steel pendulum by position Verlet: at 1.3 times the estimated limit of its rotation mode
 /// (where the estimate is sharp) the scene is refused; a load that tears the rod apart stops the run

@@ -1,20 +1,8 @@
 //! Fiber scenes through the `silt` command: detection by the [fibers] table, `silt check`, output files,
 //! `--until` and `--resume` byte for byte, exit codes 2 (bad input) and 1 (a failed step).
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn silt(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_silt"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("silt runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::*;
 
 /// A sedimenting fiber with every output.
 const SEDIMENTING: &str = r#"

@@ -1,20 +1,10 @@
 //! Fluid scenes through the `silt` command: detection by the [fluid] table, `silt check`, output files,
 //! `--until` and `--resume` byte for byte, exit codes 2 (bad input) and 1 (diverged).
 
+mod common;
+use common::*;
+
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn silt(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_silt"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("silt runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// A small lid-driven cavity with an adaptive step and every output.
 const CAVITY: &str = r#"
@@ -37,24 +27,6 @@ checkpoint_interval = 0.2
 vorticity = true
 profile_axis = "y"
 "#;
-
-fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let name = path.strip_prefix(dir).unwrap().display().to_string();
-                files.push((name, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
 
 #[test]
 fn fluid_scene_checks_runs_and_resumes_byte_for_byte() {
