@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use silt_core::model::Model;
 use silt_io::run::format_time;
-use silt_io::scenes::{read_scene, Scene, SceneKind};
+use silt_io::scenes::{overrides, read_scene, Override, Scene, SceneKind};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -49,12 +49,22 @@ enum Command {
         /// No progress display.
         #[arg(short, long)]
         quiet: bool,
+        /// Change a key of the scene before it is read, e.g. `--set fluid.grid.cells=[64,64,64]` or
+        /// `--set particles.0.velocity=[0,0,-1]` (repeatable; the scene written to the output
+        /// directory has the changes, and `--resume` needs the same ones).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// Check a scene and print derived quantities (particles: contact time, overlaps, Stokes numbers,
     /// memory; fluid: grid, time step and its limits, Reynolds number, memory; fibers: bending time
     /// and the step against it, solver, B and shear numbers; rods: stiffnesses, frequencies, the
     /// explicit stability limit and the recommended integrator).
-    Check { scene: Option<PathBuf> },
+    Check {
+        scene: Option<PathBuf>,
+        /// Change a key of the scene before it is read (as for `run`).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
     /// Print the built-in default scene (a commented example of the format).
     DefaultScene,
     /// Run validation cases and write plots and tables (default: all cases).
@@ -105,8 +115,9 @@ fn main() -> ExitCode {
             resume,
             until,
             quiet,
-        } => run(scene.as_deref(), output, resume, until, quiet),
-        Command::Check { scene } => check(scene.as_deref()),
+            set,
+        } => run(scene.as_deref(), &set, output, resume, until, quiet),
+        Command::Check { scene, set } => check(scene.as_deref(), &set),
         Command::DefaultScene => {
             print!("{DEFAULT_SCENE}");
             ExitCode::SUCCESS
@@ -121,15 +132,19 @@ fn main() -> ExitCode {
     }
 }
 
-/// The scene text and where it came from (the built-in scene without a path); on error prints it and
-/// returns exit code 2.
-fn scene_text(scene: Option<&Path>) -> Result<(String, PathBuf), ExitCode> {
-    match scene {
-        Some(path) => read_scene(path)
-            .map(|text| (text, path.to_path_buf()))
-            .map_err(bad_input),
-        None => Ok((DEFAULT_SCENE.to_string(), PathBuf::from(DEFAULT_SCENE_NAME))),
-    }
+/// The scene text with the `--set` changes applied, and where it came from (the built-in scene
+/// without a path); on error prints it and returns exit code 2.
+fn scene_text(scene: Option<&Path>, set: &[String]) -> Result<(String, PathBuf), ExitCode> {
+    let (text, source) = match scene {
+        Some(path) => (read_scene(path).map_err(bad_input)?, path.to_path_buf()),
+        None => (DEFAULT_SCENE.to_string(), PathBuf::from(DEFAULT_SCENE_NAME)),
+    };
+    let overrides: Vec<Override> = set
+        .iter()
+        .map(|s| Override::parse(s).map_err(|e| bad_input(format!("--set {e}"))))
+        .collect::<Result<_, _>>()?;
+    let text = overrides::apply(&text, &source, &overrides).map_err(bad_input)?;
+    Ok((text, source))
 }
 
 /// Prints a bad-input error; exit code 2.
@@ -138,8 +153,8 @@ fn bad_input(error: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn check(scene_path: Option<&Path>) -> ExitCode {
-    let (text, source) = match scene_text(scene_path) {
+fn check(scene_path: Option<&Path>, set: &[String]) -> ExitCode {
+    let (text, source) = match scene_text(scene_path, set) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -175,6 +190,7 @@ struct RunOptions {
 
 fn run(
     scene_path: Option<&Path>,
+    set: &[String],
     output: Option<PathBuf>,
     resume: bool,
     until: Option<f64>,
@@ -185,7 +201,7 @@ fn run(
             return bad_input(format!("--until must be a time >= 0, got {t}"));
         }
     }
-    let (text, source) = match scene_text(scene_path) {
+    let (text, source) = match scene_text(scene_path, set) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -105,3 +105,67 @@ interval = 0.001
         "the output before the failure is kept: {rows}"
     );
 }
+
+/// `--set key=value` changes a scene before it is read, for run and check alike: the run's scene.toml
+/// has the change (with the file's comments), a bad key or value is refused with exit 2 naming it,
+/// and `--resume` needs the same changes (the fingerprint is the changed scene's).
+#[test]
+fn set_changes_a_scene_key_for_check_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = example("poiseuille");
+    std::fs::write(dir.path().join("p.toml"), &scene).unwrap();
+    let check = silt(
+        &["check", "p.toml", "--set", "fluid.viscosity=0.05"],
+        dir.path(),
+    );
+    assert!(check.status.success(), "{}", stderr(&check));
+    let report = String::from_utf8_lossy(&check.stdout).into_owned();
+    let plain = silt(&["check", "p.toml"], dir.path());
+    assert_ne!(report, String::from_utf8_lossy(&plain.stdout), "{report}");
+
+    let args = ["run", "p.toml", "-q", "-o", "out", "--until", "0.05"];
+    let set = [
+        "--set",
+        "fluid.viscosity=0.05",
+        "--set",
+        "fluid.cells=[4, 16, 4]",
+    ];
+    let run = silt(&[&args[..], &set[..]].concat(), dir.path());
+    assert!(run.status.success(), "{}", stderr(&run));
+    let written = std::fs::read_to_string(dir.path().join("out/scene.toml")).unwrap();
+    assert!(written.contains("viscosity = 0.05"), "{written}");
+    assert!(written.contains("cells = [4, 16, 4]"), "{written}");
+    let first_comment = scene.lines().next().unwrap();
+    assert!(written.starts_with(first_comment), "{written}");
+
+    let resume_other = silt(
+        &["run", "p.toml", "-q", "-o", "out", "--resume"],
+        dir.path(),
+    );
+    assert_eq!(
+        resume_other.status.code(),
+        Some(2),
+        "{}",
+        stderr(&resume_other)
+    );
+    let resume = silt(
+        &[
+            &["run", "p.toml", "-q", "-o", "out", "--resume"][..],
+            &set[..],
+        ]
+        .concat(),
+        dir.path(),
+    );
+    assert!(resume.status.success(), "{}", stderr(&resume));
+
+    for (bad, hint) in [
+        ("fluid.viscosity=-1", "key `fluid.viscosity`"),
+        ("fluid.viscosity.value=1", "is a float, not a table"),
+        ("fluid.viscosity", "key=value"),
+        ("fluid.cells=[4,", "not a TOML value"),
+    ] {
+        let out = silt(&["check", "p.toml", "--set", bad], dir.path());
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains(hint), "{bad}: {}", stderr(&out));
+    }
+}

@@ -11,10 +11,12 @@ pub mod fibers;
 pub mod fluid;
 pub mod keys;
 pub mod output;
+pub mod overrides;
 pub mod particles;
 pub mod rods;
 
 pub use keys::{Keys, SceneError};
+pub use overrides::Override;
 
 use crate::run::{RunError, RunSettings, Simulation};
 use output::OutputSection;
