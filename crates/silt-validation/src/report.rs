@@ -2,7 +2,6 @@
 //! and says whether every figure met its tolerance.
 
 use crate::gondret::{self, GondretCase};
-use crate::normal_collision::{self, Collision, Partner};
 use crate::oblique_collision;
 use crate::periodic_settling::{self, SettlingCase};
 use crate::settled_bed::{self, BedOptions};
@@ -29,6 +28,8 @@ pub struct CaseReport {
     pub tables: Vec<(String, Table)>,
     pub figures: Vec<PathBuf>,
     pub notes: Vec<String>,
+    /// The scenes run (file and `--set` changes), to repeat any of them with `silt run`.
+    pub runs: Vec<String>,
 }
 
 impl CaseReport {
@@ -45,14 +46,19 @@ impl CaseReport {
         for (title, table) in &self.tables {
             s.push_str(&format!("### {title}\n\n{}\n", table.to_markdown()));
         }
+        if !self.runs.is_empty() {
+            s.push_str("### Scenes run\n\n");
+            for run in &self.runs {
+                s.push_str(&format!("- `silt run {run}`\n"));
+            }
+            s.push('\n');
+        }
         for f in &self.figures {
-            s.push_str(&format!(
-                "![{}]({})\n",
-                f.display(),
-                f.file_name()
-                    .map(|n| n.to_string_lossy())
-                    .unwrap_or_default()
-            ));
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            s.push_str(&format!("![{name}]({name})\n"));
         }
         s
     }
@@ -68,7 +74,7 @@ pub const CASES: &[Case] = &[
     Case {
         name: "normal-collisions",
         description: "restitution and contact time of the adaptive normal contact; Euler vs predictor-corrector (seed Fig. 4)",
-        run: normal_collisions,
+        run: crate::normal_collision::report,
     },
     Case {
         name: "oblique-collisions",
@@ -183,195 +189,6 @@ pub(crate) fn pct(x: f64) -> String {
     format!("{:+.3}%", 100.0 * x)
 }
 
-/// Tolerances of `validation/normal-collisions/README.md`.
-const RESTITUTION_TOLERANCE: f64 = 0.005;
-const DURATION_TOLERANCE: f64 = 0.05;
-const EULER_MIN_OVERSHOOT: f64 = 0.10;
-
-fn normal_collisions(out: &Path, quick: bool) -> Result<CaseReport, String> {
-    let dir = case_dir(out, "normal-collisions")?;
-    let mut passed = true;
-    let partners: &[(Partner, &str)] = &[
-        (Partner::Wall, "wall"),
-        (Partner::Sphere(1.0), "sphere, equal radii"),
-        (Partner::Sphere(0.6), "sphere, R_q = 0.6 R_p"),
-    ];
-    let restitutions: &[f64] = if quick {
-        &[0.5, 0.9]
-    } else {
-        &[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97]
-    };
-    let mut table = Table::new(
-        [
-            "partner",
-            "e_dry",
-            "e simulated",
-            "e exact ODE",
-            "error",
-            "T_contact / T_c - 1",
-            "within tolerance",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
-    let mut ratio_series = Vec::new();
-    for &(partner, label) in partners {
-        let mut points = Vec::new();
-        for &e in restitutions {
-            let r = normal_collision::run(&Collision {
-                e_dry: e,
-                partner,
-                steps_per_contact: 10.0,
-                integrator: Integrator::SEED,
-            });
-            let tested = [0.5, 0.7, 0.9, 0.97].contains(&e);
-            let ok = r.restitution_error().abs() < RESTITUTION_TOLERANCE
-                && r.duration_error().abs() < DURATION_TOLERANCE;
-            if tested {
-                passed &= ok;
-            }
-            table.push_row(vec![
-                label.into(),
-                format!("{e}"),
-                format!("{:.5}", r.restitution),
-                format!("{:.5}", r.exact.restitution),
-                pct(r.restitution_error()),
-                pct(r.duration_error()),
-                if tested {
-                    (if ok { "yes" } else { "NO" }).into()
-                } else {
-                    "(not a tested value)".into()
-                },
-            ]);
-            points.push((e, r.restitution / e));
-        }
-        ratio_series.push(Series::new(label, points, Style::LineMarkers));
-    }
-    let exact_points: Vec<(f64, f64)> = restitutions
-        .iter()
-        .map(|&e| {
-            let shape = silt_dem::contact::actm::ActmShape::new(e, 1.0);
-            let x = silt_dem::contact::actm::exact_collision(
-                shape.stiffness(1.0, 1.0),
-                shape.damping(1.0),
-                1.0,
-                1.0,
-                1.0,
-            );
-            (e, x.restitution / e)
-        })
-        .collect();
-    ratio_series.push(Series::new(
-        "exact ODE of the ACTM",
-        exact_points,
-        Style::Dashed,
-    ));
-    let mut figures = vec![png(
-        &dir,
-        "restitution.png",
-        &Plot {
-            title: "ACTM: effective over prescribed restitution (T_c = 10 dt, {8,2,5} sub-steps)"
-                .into(),
-            x: Axis::linear("e_dry"),
-            y: Axis::linear("e / e_dry"),
-            series: ratio_series,
-        },
-    )?];
-
-    // Seed sec. 4.2 / Fig. 4: T_c = 10 dt without sub-steps.
-    let no_substeps = Integrator::PredictorCorrector {
-        substeps: [1, 1, 1],
-    };
-    let euler = Integrator::EulerCrankNicolson {
-        substeps: [1, 1, 1],
-    };
-    let mut schemes = Table::new(
-        [
-            "e_dry",
-            "predictor-corrector error",
-            "forward Euler / CN error",
-            "within tolerance",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
-    let mut force_plot = None;
-    for e in [0.9, 0.97] {
-        let pc = normal_collision::run(&Collision {
-            e_dry: e,
-            partner: Partner::Wall,
-            steps_per_contact: 10.0,
-            integrator: no_substeps,
-        });
-        let fe = normal_collision::run(&Collision {
-            e_dry: e,
-            partner: Partner::Wall,
-            steps_per_contact: 10.0,
-            integrator: euler,
-        });
-        let ok = pc.restitution_error().abs() < RESTITUTION_TOLERANCE
-            && fe.restitution_error() > EULER_MIN_OVERSHOOT;
-        passed &= ok;
-        schemes.push_row(vec![
-            format!("{e}"),
-            pct(pc.restitution_error()),
-            pct(fe.restitution_error()),
-            (if ok { "yes" } else { "NO" }).into(),
-        ]);
-        if e == 0.97 {
-            let mass = 2.0 * 4.0 / 3.0 * std::f64::consts::PI;
-            let shape = silt_dem::contact::actm::ActmShape::new(e, pc.collision_time);
-            let exact = normal_collision::exact_force_history(
-                shape.stiffness(mass, 1.0),
-                shape.damping(mass),
-                mass,
-                1.0,
-                1.5 * pc.collision_time,
-                200,
-            );
-            let scale = exact.iter().map(|p| p.1).fold(0.0, f64::max);
-            let norm = |h: &[(f64, f64)]| {
-                h.iter()
-                    .map(|&(t, f)| (t / pc.collision_time, f / scale))
-                    .collect::<Vec<_>>()
-            };
-            force_plot = Some(Plot {
-                title: "Contact force at T_c = 10 dt, e_dry = 0.97 (seed Fig. 4)".into(),
-                x: Axis::linear("t / T_c"),
-                y: Axis::linear("|F_c| / max |F_c,exact|"),
-                series: vec![
-                    Series::new("exact solution", norm(&exact), Style::Line),
-                    Series::new(
-                        "forward Euler / Crank-Nicolson",
-                        norm(&fe.force_history),
-                        Style::LineMarkers,
-                    ),
-                    Series::new(
-                        "predictor-corrector",
-                        norm(&pc.force_history),
-                        Style::LineMarkers,
-                    ),
-                ],
-            });
-        }
-    }
-    if let Some(plot) = force_plot {
-        figures.push(png(&dir, "force-history.png", &plot)?);
-    }
-    let report = CaseReport {
-        name: "normal-collisions".into(),
-        passed,
-        tables: vec![
-            ("Restitution and contact time (tested: e_dry in {0.5, 0.7, 0.9, 0.97}; |error| < 0.5%, |duration error| < 5%)".into(), table),
-            ("Time integration at T_c = 10 dt without sub-steps (predictor-corrector within 0.5%, Euler/CN overshoot > 10%)".into(), schemes),
-        ],
-        figures,
-        notes: vec!["Source: Biegert et al. (2017) sec. 3.2, 4.2, Fig. 4; Ray et al. (2015). Reference: exact integration of the contact ODE with the same k_n, d_n.".into()],
-    };
-    report.write(&dir)?;
-    Ok(report)
-}
-
 /// Tolerance of `validation/oblique-collisions/README.md`: sliding branch within 2%.
 const WALTON_TOLERANCE: f64 = 0.02;
 /// psi_in from which the test counts the sliding branch.
@@ -437,6 +254,7 @@ fn oblique_collisions(out: &Path, quick: bool) -> Result<CaseReport, String> {
         },
     )?];
     let report = CaseReport {
+        runs: Vec::new(),
         name: "oblique-collisions".into(),
         passed,
         tables: vec![("psi_out vs psi_in (sliding branch psi_in >= 1.5 within 2%)".into(), table)],
@@ -505,6 +323,7 @@ fn settled_bed_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
         },
     )?];
     let report = CaseReport {
+        runs: Vec::new(),
         name: "settled-bed".into(),
         passed,
         tables: vec![("Settled bed".into(), table)],
@@ -673,6 +492,7 @@ fn taylor_green_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
         },
     )?);
     let report = CaseReport {
+        runs: Vec::new(),
         name: "taylor-green".into(),
         passed,
         tables: vec![
@@ -853,6 +673,7 @@ fn channel_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
         )?,
     ];
     let report = CaseReport {
+        runs: Vec::new(),
         name: "channel-flows".into(),
         passed,
         tables: vec![("Channel flows (H = 1, nu = 1, walls at y = 0 and H)".into(), table)],
@@ -931,6 +752,7 @@ fn cavity_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
         )?);
     }
     let report = CaseReport {
+        runs: Vec::new(),
         name: "lid-driven-cavity".into(),
         passed,
         tables: vec![(format!("Centreline velocities against Ghia et al. (1982), Tables I and II (within {CAVITY_TOLERANCE} U)"), table)],
@@ -1132,6 +954,7 @@ fn stokes_array_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
         figures
     };
     let report = CaseReport {
+        runs: Vec::new(),
         name: "stokes-array".into(),
         passed,
         tables: vec![
@@ -1277,6 +1100,7 @@ fn ten_cate_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
         )?,
     ];
     let report = CaseReport {
+        runs: Vec::new(),
         name: "ten-cate".into(),
         passed,
         tables: vec![("Sphere settling onto the floor of a closed box".into(), table)],
@@ -1453,6 +1277,7 @@ fn gondret_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
         )?);
     }
     let report = CaseReport {
+        runs: Vec::new(),
         name: "gondret".into(),
         passed,
         tables: vec![
@@ -1585,6 +1410,7 @@ fn wall_collisions_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
         },
     )?];
     let report = CaseReport {
+        runs: Vec::new(),
         name: "wall-collisions".into(),
         passed,
         tables: vec![
@@ -1667,6 +1493,7 @@ fn couette_sphere_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
     let path = dir.join("velocities.png");
     silt_report::write_png_grid(&path, &plots, 2).map_err(|e| e.to_string())?;
     let report = CaseReport {
+        runs: Vec::new(),
         name: "couette-sphere".into(),
         passed,
         tables: vec![("Sphere on the wall of a Couette flow".into(), table)],

@@ -108,6 +108,7 @@ pub fn fiber_cantilever_case(out: &Path, quick: bool) -> Result<CaseReport, Stri
     let path = dir.join("cantilever.png");
     write_png_grid(&path, &[history, shapes], 2).map_err(|e| e.to_string())?;
     let report = CaseReport {
+        runs: Vec::new(),
         name: "fiber-cantilever".into(),
         passed,
         tables: vec![("Clamped filament under a uniform lateral load, free drain".into(), table)],
@@ -197,6 +198,7 @@ pub fn jeffery_orbit_case(out: &Path, quick: bool) -> Result<CaseReport, String>
     let path = dir.join("orbits.png");
     write_png_grid(&path, &plots, 2).map_err(|e| e.to_string())?;
     let report = CaseReport {
+        runs: Vec::new(),
         name: "jeffery-orbit".into(),
         passed,
         tables: vec![("Straight fibers tumbling in simple shear (RPY)".into(), table)],
@@ -328,6 +330,7 @@ pub fn active_filament_case(out: &Path, quick: bool) -> Result<CaseReport, Strin
     let path = dir.join("swimmer.png");
     write_png_grid(&path, &[displacement, shape], 2).map_err(|e| e.to_string())?;
     let report = CaseReport {
+        runs: Vec::new(),
         name: "active-filament".into(),
         passed,
         tables: vec![
@@ -446,6 +449,7 @@ pub fn sedimenting_fiber_case(out: &Path, quick: bool) -> Result<CaseReport, Str
     let path = dir.join("sedimenting.png");
     write_png_grid(&path, &[shapes, curve], 2).map_err(|e| e.to_string())?;
     let report = CaseReport {
+        runs: Vec::new(),
         name: "sedimenting-fiber".into(),
         passed,
         tables: vec![

@@ -146,6 +146,7 @@ pub fn rod_statics_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
     let path = dir.join("convergence.png");
     write_png_grid(&path, &[plot], 1).map_err(|e| e.to_string())?;
     let report = CaseReport {
+        runs: Vec::new(),
         name: "rod-statics".into(),
         passed,
         tables: vec![
@@ -223,6 +224,7 @@ pub fn rod_cantilever_dynamics_case(out: &Path, quick: bool) -> Result<CaseRepor
     let path = dir.join("tip.png");
     write_png_grid(&path, &[plot], 1).map_err(|e| e.to_string())?;
     let report = CaseReport {
+        runs: Vec::new(),
         name: "rod-cantilever-dynamics".into(),
         passed,
         tables: vec![("Timoshenko cantilever damped to rest".into(), table)],
@@ -303,6 +305,7 @@ pub fn rod_conservation_case(out: &Path, quick: bool) -> Result<CaseReport, Stri
     let path = dir.join("energy.png");
     write_png_grid(&path, &[plot], 1).map_err(|e| e.to_string())?;
     let report = CaseReport {
+        runs: Vec::new(),
         name: "rod-conservation".into(),
         passed,
         tables: vec![("No damping, no loads".into(), table)],
@@ -389,6 +392,7 @@ pub fn rod_steel_pendulum_case(out: &Path, quick: bool) -> Result<CaseReport, St
     let path = dir.join("pendulum.png");
     write_png_grid(&path, &[paths, difference], 2).map_err(|e| e.to_string())?;
     let report = CaseReport {
+        runs: Vec::new(),
         name: "rod-steel-pendulum".into(),
         passed: ok,
         tables: vec![("Steel rod hinged at one end, released horizontal".into(), table)],
@@ -464,6 +468,7 @@ pub fn rod_helical_buckling_case(out: &Path, quick: bool) -> Result<CaseReport, 
     let path = dir.join("envelope.png");
     write_png_grid(&path, &[plot], 1).map_err(|e| e.to_string())?;
     let report = CaseReport {
+        runs: Vec::new(),
         name: "rod-helical-buckling".into(),
         passed: ok,
         tables: vec![("Twisted, end-shortened rod".into(), table)],
