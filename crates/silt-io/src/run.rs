@@ -123,7 +123,9 @@ impl Schedule {
                     output_every,
                     checkpoint_every: s
                         .checkpoint_interval
-                        .map_or(10 * output_every, |t| ((t / dt).round() as u64).max(1)),
+                        .map_or(output_every.saturating_mul(10), |t| {
+                            ((t / dt).round() as u64).max(1)
+                        }),
                     diagnostics_every: s.diagnostics_every,
                 }
             }

@@ -251,7 +251,7 @@ impl RodScene {
         }
         let mut total = 0usize;
         for (g, group) in s.rod.iter().enumerate() {
-            total = total.saturating_add(check_group(&keys, g, group, is_static)?);
+            total = total.saturating_add(check_group(&keys, g, group, is_static, end_time)?);
         }
         keys.require(
             total <= MAX_SEGMENTS,
@@ -331,7 +331,13 @@ impl RodScene {
 }
 
 /// Checks one group; returns its number of segments.
-fn check_group(keys: &Keys, g: usize, r: &RodGroup, is_static: bool) -> Result<usize, SceneError> {
+fn check_group(
+    keys: &Keys,
+    g: usize,
+    r: &RodGroup,
+    is_static: bool,
+    end_time: f64,
+) -> Result<usize, SceneError> {
     let key = |k: &str| format!("rods.rod[{g}].{k}");
     keys.require(
         (1..=MAX_SEGMENTS).contains(&r.segments),
@@ -477,7 +483,39 @@ fn check_group(keys: &Keys, g: usize, r: &RodGroup, is_static: bool) -> Result<u
         &key("first_end"),
         "a static solve needs a held end (\"hinged\" or \"clamped\"): a free rod has no equilibrium",
     )?;
+    let turn = turn_per_segment(r, end_time);
+    let turned_end = if r.last_end_angular_velocity != [0.0; 3] {
+        "last_end_angular_velocity"
+    } else if r.first_end_angular_velocity != [0.0; 3] {
+        "first_end_angular_velocity"
+    } else {
+        "rest_curvature"
+    };
+    keys.require(
+        turn <= std::f64::consts::PI,
+        &key(turned_end),
+        format!("{} rad between neighbouring segments", num(turn)),
+        "at most pi: the prescribed end rotations (spread over the segments) and the rest curvature \
+         ask for more turn between neighbouring segments than the discrete rod can hold (its \
+         curvature (2/h) sin(theta/2) stops resisting at pi/2); use more segments, a slower or \
+         shorter end rotation, or less curvature",
+    )?;
     Ok(r.segments.saturating_mul(r.count))
+}
+
+/// The largest turn between neighbouring segments (rad) that the prescribed end rotations, spread
+/// evenly over the segments, and the rest curvature ask for. The discrete curvature
+/// (2/h) sin(θ/2) stops passing on more moment at a turn of π/2.
+fn turn_per_segment(r: &RodGroup, end_time: f64) -> f64 {
+    let end_turn: f64 = [
+        (r.first_end_angular_velocity, r.first_end_motion_duration),
+        (r.last_end_angular_velocity, r.last_end_motion_duration),
+    ]
+    .iter()
+    .map(|(w, d)| Vec3::from_array(*w).length() * d.unwrap_or(end_time).min(end_time))
+    .sum();
+    let h = r.length / r.segments as f64;
+    end_turn / r.segments as f64 + Vec3::from_array(r.rest_curvature).length() * h
 }
 
 /// Every rod of the scene with its model and group, in group order.
@@ -697,25 +735,7 @@ fn report(scene: &RodScene) -> String {
             num(limit.step),
             limit.mode
         );
-        // The discrete curvature (2/h) sin(θ/2) stops passing on more moment at a turn of π/2 between
-        // neighbouring segments: warn when an end's turning or the rest curvature asks for a lot.
-        let end_turn = [
-            (
-                group.first_end_angular_velocity,
-                group.first_end_motion_duration,
-            ),
-            (
-                group.last_end_angular_velocity,
-                group.last_end_motion_duration,
-            ),
-        ]
-        .iter()
-        .map(|(w, d)| {
-            Vec3::from_array(*w).length() * d.unwrap_or(scene.end_time).min(scene.end_time)
-        })
-        .sum::<f64>();
-        let per_segment =
-            end_turn / group.segments as f64 + Vec3::from_array(group.rest_curvature).length() * h;
+        let per_segment = turn_per_segment(group, scene.end_time);
         if per_segment > 0.5 {
             let _ = writeln!(
                 out,
