@@ -14,6 +14,7 @@
 //! report so that any run can be repeated with `silt run validation/<case>/<file> --set key=value`.
 
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use silt_io::scenes::{overrides, Override, SceneError};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,7 @@ macro_rules! case_files {
 
 const FILES: &[(&str, &str, &str)] = case_files! {
     "normal-collisions": ["reference.toml", "wall.toml", "spheres.toml"],
+    "oblique-collisions": ["reference.toml", "wall.toml"],
 };
 
 /// One case's files and the version (full or quick) being run.
@@ -154,6 +156,25 @@ impl CaseFiles {
         toml::Value::Table(table)
             .try_into()
             .map_err(|e| format!("validation/{}/reference.toml {what}: {e}", self.name))
+    }
+}
+
+/// Evenly spaced values `from, from + step, ..` up to `to` (inclusive, to round-off): a sweep of
+/// `reference.toml`, written `{ from = 0.0, to = 8.0, step = 0.25 }`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    pub from: f64,
+    pub to: f64,
+    pub step: f64,
+}
+
+impl Sweep {
+    pub fn values(&self) -> Vec<f64> {
+        let count = ((self.to - self.from) / self.step + 1e-9).floor() as usize + 1;
+        (0..count)
+            .map(|i| self.from + i as f64 * self.step)
+            .collect()
     }
 }
 

@@ -2,7 +2,6 @@
 //! and says whether every figure met its tolerance.
 
 use crate::gondret::{self, GondretCase};
-use crate::oblique_collision;
 use crate::periodic_settling::{self, SettlingCase};
 use crate::settled_bed::{self, BedOptions};
 use crate::stokes_array::{self, DragCase};
@@ -79,7 +78,7 @@ pub const CASES: &[Case] = &[
     Case {
         name: "oblique-collisions",
         description: "oblique wall impacts against Walton's model with Foerster's glass (seed sec. 5.1)",
-        run: oblique_collisions,
+        run: crate::oblique_collision::report,
     },
     Case {
         name: "taylor-green",
@@ -187,82 +186,6 @@ pub(crate) fn png(dir: &Path, name: &str, plot: &Plot) -> Result<PathBuf, String
 
 pub(crate) fn pct(x: f64) -> String {
     format!("{:+.3}%", 100.0 * x)
-}
-
-/// Tolerance of `validation/oblique-collisions/README.md`: sliding branch within 2%.
-const WALTON_TOLERANCE: f64 = 0.02;
-/// psi_in from which the test counts the sliding branch.
-const SLIDING_FROM: f64 = 1.5;
-
-fn oblique_collisions(out: &Path, quick: bool) -> Result<CaseReport, String> {
-    let dir = case_dir(out, "oblique-collisions")?;
-    let step = if quick { 1.0 } else { 0.25 };
-    let mut passed = true;
-    let mut table = Table::new(
-        ["psi_in", "psi_out", "Walton sliding", "error", "branch"]
-            .map(String::from)
-            .to_vec(),
-    );
-    let mut simulated = Vec::new();
-    let mut psi_in = 0.0;
-    while psi_in <= 8.0 + 1e-9 {
-        let r = oblique_collision::run(psi_in, Integrator::SEED, 10.0);
-        let walton = oblique_collision::walton_sliding(psi_in, r.restitution);
-        let sliding = psi_in >= SLIDING_FROM;
-        let error = if walton != 0.0 {
-            (r.psi_out - walton) / walton
-        } else {
-            f64::NAN
-        };
-        if sliding {
-            passed &= error.abs() < WALTON_TOLERANCE;
-        }
-        table.push_row(vec![
-            format!("{psi_in:.2}"),
-            format!("{:.4}", r.psi_out),
-            format!("{walton:.4}"),
-            if sliding { pct(error) } else { "-".into() },
-            if sliding {
-                "sliding (tested)".into()
-            } else {
-                "stick/transition".into()
-            },
-        ]);
-        simulated.push((psi_in, r.psi_out));
-        psi_in += step;
-    }
-    let e = oblique_collision::RESTITUTION;
-    let walton: Vec<(f64, f64)> = [0.0, 8.0]
-        .iter()
-        .map(|&p| (p, oblique_collision::walton_sliding(p, e)))
-        .collect();
-    let figures = vec![png(
-        &dir,
-        "walton.png",
-        &Plot {
-            title: "Oblique wall impacts, glass (e = 0.83, mu = 0.11, nu = 0.22)".into(),
-            x: Axis::linear("psi_in = u_t,cp / u_n,in"),
-            y: Axis::linear("psi_out"),
-            series: vec![
-                Series::new("Silt (seed model, T_c = 10 dt)", simulated, Style::Markers),
-                Series::new(
-                    "Walton sliding: psi_in - 3.5 mu (1 + e)",
-                    walton,
-                    Style::Dashed,
-                ),
-            ],
-        },
-    )?];
-    let report = CaseReport {
-        runs: Vec::new(),
-        name: "oblique-collisions".into(),
-        passed,
-        tables: vec![("psi_out vs psi_in (sliding branch psi_in >= 1.5 within 2%)".into(), table)],
-        figures,
-        notes: vec!["Source: Foerster et al. (1994) via the seed sec. 5.1; Walton's model. The constant offset of about -0.008 in psi_out comes from the Coulomb limit acting on |F_n| while the ACTM normal force turns slightly adhesive at the end of the contact (about 1% more tangential impulse than mu (1+e) m u_n).".into()],
-    };
-    report.write(&dir)?;
-    Ok(report)
 }
 
 fn settled_bed_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
