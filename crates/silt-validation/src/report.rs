@@ -7,7 +7,6 @@ use crate::settled_bed::{self, BedOptions};
 use crate::stokes_array::{self, DragCase};
 use crate::ten_cate::{self, TenCateCase};
 use crate::{cavity, channel, taylor_green};
-use silt_dem::integrator::Integrator;
 use silt_fluid::Viscous;
 use silt_report::{write_png, Axis, Plot, Series, Style, Table};
 use std::path::{Path, PathBuf};
