@@ -15,6 +15,7 @@
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use silt_core::model::{Clock, Horizon, Model};
 use silt_io::scenes::{overrides, Override, SceneError};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,7 @@ macro_rules! case_files {
 const FILES: &[(&str, &str, &str)] = case_files! {
     "normal-collisions": ["reference.toml", "wall.toml", "spheres.toml"],
     "oblique-collisions": ["reference.toml", "wall.toml"],
+    "taylor-green": ["reference.toml", "vortex-2d.toml", "vortex-3d.toml"],
 };
 
 /// One case's files and the version (full or quick) being run.
@@ -157,6 +159,29 @@ impl CaseFiles {
             .try_into()
             .map_err(|e| format!("validation/{}/reference.toml {what}: {e}", self.name))
     }
+}
+
+/// Advances `model` to `time` as a run does: whole fixed steps up to the one that reaches it (to
+/// round-off), or adaptive steps landing on it.
+pub fn advance_to<M: Model>(model: &mut M, time: f64) -> Result<(), String> {
+    match model.clock() {
+        Clock::Fixed(dt) => {
+            let target = (time / dt).round() as u64;
+            while model.steps() < target {
+                model
+                    .advance(Horizon::Steps(1))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        Clock::Adaptive => {
+            while model.time() < time {
+                model
+                    .advance(Horizon::Time(time))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Evenly spaced values `from, from + step, ..` up to `to` (inclusive, to round-off): a sweep of

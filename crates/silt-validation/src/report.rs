@@ -5,8 +5,9 @@ use crate::gondret::{self, GondretCase};
 use crate::periodic_settling::{self, SettlingCase};
 use crate::settled_bed::{self, BedOptions};
 use crate::stokes_array::{self, DragCase};
+use crate::taylor_green::viscous_name;
 use crate::ten_cate::{self, TenCateCase};
-use crate::{cavity, channel, taylor_green};
+use crate::{cavity, channel};
 use silt_fluid::Viscous;
 use silt_report::{write_png, Axis, Plot, Series, Style, Table};
 use std::path::{Path, PathBuf};
@@ -82,7 +83,7 @@ pub const CASES: &[Case] = &[
     Case {
         name: "taylor-green",
         description: "Taylor–Green vortices: second-order convergence (2D exact, 3D Richardson), 2D energy decay e^(-4 nu t)",
-        run: taylor_green_case,
+        run: crate::taylor_green::report,
     },
     Case {
         name: "channel-flows",
@@ -254,175 +255,6 @@ fn settled_bed_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
             "Source: the issue's criteria; Biegert et al. (2017) sec. 4.5, 5, 6. Setup and derivation of the overlap bound: validation/settled-bed/README.md.".into(),
             format!("```\n{}\n```", r.summary()),
         ],
-    };
-    report.write(&dir)?;
-    Ok(report)
-}
-
-/// Tolerances of `validation/taylor-green/reference.toml`.
-const ORDER_RANGE: (f64, f64) = (1.9, 2.1);
-const ENERGY_TOLERANCE: f64 = 1e-3;
-/// Largest |div u| h / U after a projection (both fluid cases).
-const DIVERGENCE_TOLERANCE: f64 = 1e-12;
-
-fn viscous_name(v: Viscous) -> &'static str {
-    match v {
-        Viscous::Explicit => "explicit",
-        Viscous::CrankNicolson => "Crank–Nicolson",
-    }
-}
-
-fn taylor_green_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
-    let dir = case_dir(out, "taylor-green")?;
-    let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
-    let in_range = |o: f64| (ORDER_RANGE.0..=ORDER_RANGE.1).contains(&o);
-    let mut passed = true;
-    let mut table = Table::new(
-        [
-            "case",
-            "viscous",
-            "cells",
-            "steps",
-            "error / amplitude",
-            "observed order",
-            "max |div u| h / U",
-            "met",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
-    let grids_2d: &[usize] = if quick {
-        &[16, 32, 64]
-    } else {
-        &[16, 32, 64, 128]
-    };
-    let grids_3d: &[usize] = if quick {
-        &[16, 32, 64]
-    } else {
-        &[16, 32, 64, 128]
-    };
-    let mut convergence_series = Vec::new();
-    for (three_d, grids, end) in [(false, grids_2d, 1.0), (true, grids_3d, 0.5)] {
-        for viscous in [Viscous::Explicit, Viscous::CrankNicolson] {
-            if three_d && quick && viscous == Viscous::CrankNicolson {
-                continue;
-            }
-            let rows = taylor_green::convergence(grids, three_d, 0.1, end, 0.2, viscous)?;
-            let orders = taylor_green::observed_orders(&rows, three_d);
-            let label = if three_d {
-                "3D (Richardson)"
-            } else {
-                "2D (exact)"
-            };
-            for (i, row) in rows.iter().enumerate() {
-                // 2D: order between this grid and the previous one; 3D: from the three grids ending here.
-                let order = if three_d {
-                    i.checked_sub(2).map(|k| orders[k])
-                } else {
-                    i.checked_sub(1).map(|k| orders[k])
-                };
-                let ok = order.is_none_or(in_range) && row.divergence < DIVERGENCE_TOLERANCE;
-                passed &= ok;
-                table.push_row(vec![
-                    label.into(),
-                    viscous_name(viscous).into(),
-                    format!("{}", row.cells),
-                    format!("{}", row.steps),
-                    if three_d {
-                        i.checked_sub(1).map_or("-".into(), |k| {
-                            format!("{:.3e}", (rows[k].value - row.value).abs())
-                        })
-                    } else {
-                        format!("{:.3e}", row.value)
-                    },
-                    order.map_or("-".into(), |o| format!("{o:.3}")),
-                    format!("{:.1e}", row.divergence),
-                    yes(ok),
-                ]);
-            }
-            let points: Vec<(f64, f64)> = if three_d {
-                rows.windows(2)
-                    .map(|w| (w[1].spacing, (w[0].value - w[1].value).abs()))
-                    .collect()
-            } else {
-                rows.iter().map(|r| (r.spacing, r.value)).collect()
-            };
-            convergence_series.push(Series::new(
-                format!("{label}, {}", viscous_name(viscous)),
-                points,
-                Style::LineMarkers,
-            ));
-        }
-    }
-    let h0 = 2.0 * std::f64::consts::PI / 16.0;
-    convergence_series.push(Series::new(
-        "slope 2",
-        vec![(h0, 2e-3), (h0 / 8.0, 2e-3 / 64.0)],
-        Style::Dashed,
-    ));
-    let mut figures = vec![png(
-        &dir,
-        "convergence.png",
-        &Plot {
-            title: "Taylor–Green vortex: velocity error against cell size".into(),
-            x: Axis::log("h"),
-            y: Axis::log("relative L2 error (2D) / |a_h - a_2h| (3D)"),
-            series: convergence_series,
-        },
-    )?];
-
-    let samples = if quick { 4 } else { 20 };
-    let decay = taylor_green::energy_decay(64, 0.01, 0.2, Viscous::CrankNicolson, samples)?;
-    let worst = decay
-        .iter()
-        .map(|&(_, e, exact)| (e / exact - 1.0).abs())
-        .fold(0.0, f64::max);
-    let energy_ok = worst < ENERGY_TOLERANCE;
-    passed &= energy_ok;
-    let mut energy = Table::new(
-        ["t nu", "E / E_0", "exp(-4 nu t)", "error"]
-            .map(String::from)
-            .to_vec(),
-    );
-    for &(t, e, exact) in &decay {
-        energy.push_row(vec![
-            format!("{:.4}", t * 0.01),
-            format!("{e:.6}"),
-            format!("{exact:.6}"),
-            pct(e / exact - 1.0),
-        ]);
-    }
-    figures.push(png(
-        &dir,
-        "energy-decay.png",
-        &Plot {
-            title: "2D Taylor–Green vortex, 64^2, nu = 0.01, Crank–Nicolson".into(),
-            x: Axis::linear("t"),
-            y: Axis::linear("E / E_0"),
-            series: vec![
-                Series::new(
-                    "Silt",
-                    decay.iter().map(|&(t, e, _)| (t, e)).collect(),
-                    Style::Markers,
-                ),
-                Series::new(
-                    "exp(-4 nu t)",
-                    decay.iter().map(|&(t, _, x)| (t, x)).collect(),
-                    Style::Line,
-                ),
-            ],
-        },
-    )?);
-    let report = CaseReport {
-        runs: Vec::new(),
-        name: "taylor-green".into(),
-        passed,
-        tables: vec![
-            (format!("Convergence (nu = 0.1, dt = 0.2 h (explicit: at most half the viscous limit); 2D to t = 1, 3D to t = 0.5; order within {}..{}, divergence below {DIVERGENCE_TOLERANCE:e})", ORDER_RANGE.0, ORDER_RANGE.1), table),
-            (format!("Kinetic energy over one decay time 1/(4 nu) (error below {}%): largest error {}", 100.0 * ENERGY_TOLERANCE, pct(worst)), energy),
-        ],
-        figures,
-        notes: vec!["Source: Taylor & Green (1937); 3D initial field of Brachet et al. (1983); references and tolerances in validation/taylor-green/. The 2D energy error is the discrete Laplacian's decay rate, 4 nu (1 - h^2/12): 0.08% after one decay time on 64^2.".into()],
     };
     report.write(&dir)?;
     Ok(report)
