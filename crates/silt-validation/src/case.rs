@@ -35,6 +35,7 @@ const FILES: &[(&str, &str, &str)] = case_files! {
     "normal-collisions": ["reference.toml", "wall.toml", "spheres.toml"],
     "oblique-collisions": ["reference.toml", "wall.toml"],
     "taylor-green": ["reference.toml", "vortex-2d.toml", "vortex-3d.toml"],
+    "channel-flows": ["reference.toml", "poiseuille.toml", "couette.toml", "flow-rate.toml"],
 };
 
 /// One case's files and the version (full or quick) being run.

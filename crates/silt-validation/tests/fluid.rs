@@ -1,9 +1,6 @@
 //! Quick versions of the fluid validation cases (references and tolerances: validation/taylor-green and
 //! validation/channel-flows).
 
-use silt_fluid::Viscous;
-use silt_validation::channel;
-
 mod common;
 
 /// The quick version of `validation/taylor-green` from its scenes `vortex-2d.toml` and
@@ -16,72 +13,15 @@ fn taylor_green_quick() {
     assert_eq!(report.tables[0].1.rows.len(), 9);
 }
 
+/// The quick version of `validation/channel-flows` from its scenes `poiseuille.toml`, `couette.toml`
+/// and `flow-rate.toml`: the steady profiles (exact on the grid, second order against the analytic
+/// parabola), the start-up against the series solution and the held flow rate with its balancing
+/// gradient, for both viscous schemes, within its reference.toml.
 #[test]
-fn steady_poiseuille_is_the_discrete_parabola_and_second_order() {
-    let coarse = channel::steady_poiseuille(16, Viscous::CrankNicolson, 0.01, 3.0).unwrap();
-    let fine = channel::steady_poiseuille(32, Viscous::CrankNicolson, 0.01, 3.0).unwrap();
-    for r in [&coarse, &fine] {
-        assert!(
-            r.discrete_error < 1e-10,
-            "{} cells: {:e}",
-            r.cells,
-            r.discrete_error
-        );
-    }
-    let order = (coarse.analytic_error / fine.analytic_error).log2();
-    assert!((1.9..=2.1).contains(&order), "order {order}");
-}
-
-#[test]
-fn steady_couette_is_exact() {
-    for viscous in [Viscous::CrankNicolson, Viscous::Explicit] {
-        let dt = if viscous == Viscous::Explicit {
-            4e-4
-        } else {
-            0.01
-        };
-        let r = channel::steady_couette(16, viscous, dt, 3.0).unwrap();
-        assert!(
-            r.discrete_error < 1e-10,
-            "{viscous:?}: {:e}",
-            r.discrete_error
-        );
-    }
-}
-
-#[test]
-fn poiseuille_startup_matches_the_series_solution() {
-    for viscous in [Viscous::CrankNicolson, Viscous::Explicit] {
-        let dt = if viscous == Viscous::Explicit {
-            1e-4
-        } else {
-            1e-3
-        };
-        let (error, _) = channel::startup(32, viscous, dt).unwrap();
-        assert!(error < 5e-3, "{viscous:?}: {error:e}");
-    }
-}
-
-#[test]
-fn flow_rate_is_held_and_its_gradient_balances_the_walls() {
-    for viscous in [Viscous::CrankNicolson, Viscous::Explicit] {
-        let (dt, steps) = if viscous == Viscous::Explicit {
-            (2e-4, 15_000)
-        } else {
-            (0.01, 300)
-        };
-        let (deviation, gradient) = channel::flow_rate(16, viscous, dt, steps).unwrap();
-        assert!(
-            deviation < 1e-12,
-            "{viscous:?}: bulk velocity off by {deviation:e}"
-        );
-        // Steady discrete balance: the bulk velocity of the discrete parabola for dp/dx = -G.
-        let expected = -1.0 / channel::discrete_bulk_velocity_per_gradient(16, 1.0);
-        assert!(
-            (gradient / expected - 1.0).abs() < 1e-9,
-            "{viscous:?}: gradient {gradient}, expected {expected}"
-        );
-    }
+fn channel_flows_quick() {
+    let report = common::quick_case_passes("channel-flows");
+    // Poiseuille on two grids (two rows each), Couette, start-up and flow rate for two schemes.
+    assert_eq!(report.tables[0].1.rows.len(), 10);
 }
 
 #[test]
