@@ -2,75 +2,46 @@
 //! centreline x = 0.5 and v along the horizontal centreline y = 0.5 of the steady flow, Re = U L / nu.
 //!
 //! Unit cavity with walls at x = 0, 1 and y = 0, 1, the top wall moving at U = 1; two cells along a
-//! periodic z keep the flow two-dimensional.
+//! periodic z keep the flow two-dimensional: `validation/lid-driven-cavity/cavity.toml`, with the grid,
+//! the viscosity, the step and the end time changed by `--set`. Ghia's tables are in its
+//! `reference.toml`.
 
-use crate::setup::run_to;
-use silt_fluid::{
-    Boundaries, Boundary, Driving, FluidConfig, FluidSolver, Grid, TimeStep, Viscous,
-};
+use crate::case::{advance_to, CaseFiles};
+use crate::report::{case_dir, png, CaseReport};
+use serde::Deserialize;
+use silt_fluid::FluidSolver;
+use silt_io::scenes::fluid::FluidScene;
+use silt_io::scenes::{Override, SceneKind};
+use silt_report::{Axis, Plot, Series, Style, Table};
+use std::collections::BTreeMap;
+use std::path::Path;
 
-/// Positions along the centrelines (Ghia et al. 1982, Table I: y for u; Table II: x for v).
-pub const GHIA_Y: [f64; 17] = [
-    1.0, 0.9766, 0.9688, 0.9609, 0.9531, 0.8516, 0.7344, 0.6172, 0.5, 0.4531, 0.2813, 0.1719,
-    0.1016, 0.0703, 0.0625, 0.0547, 0.0,
-];
-pub const GHIA_X: [f64; 17] = [
-    1.0, 0.9688, 0.9609, 0.9531, 0.9453, 0.9063, 0.8594, 0.8047, 0.5, 0.2344, 0.2266, 0.1563,
-    0.0938, 0.0781, 0.0703, 0.0625, 0.0,
-];
-
-/// Ghia's u(0.5, y) and v(x, 0.5) for a Reynolds number (100 or 1000).
-pub fn ghia(reynolds: u32) -> Option<([f64; 17], [f64; 17])> {
-    match reynolds {
-        100 => Some((
-            [
-                1.0, 0.84123, 0.78871, 0.73722, 0.68717, 0.23151, 0.00332, -0.13641, -0.20581,
-                -0.21090, -0.15662, -0.10150, -0.06434, -0.04775, -0.04192, -0.03717, 0.0,
-            ],
-            [
-                0.0, -0.05906, -0.07391, -0.08864, -0.10313, -0.16914, -0.22445, -0.24533, 0.05454,
-                0.17527, 0.17507, 0.16077, 0.12317, 0.10890, 0.10091, 0.09233, 0.0,
-            ],
-        )),
-        1000 => Some((
-            [
-                1.0, 0.65928, 0.57492, 0.51117, 0.46604, 0.33304, 0.18719, 0.05702, -0.06080,
-                -0.10648, -0.27805, -0.38289, -0.29730, -0.22220, -0.20196, -0.18109, 0.0,
-            ],
-            [
-                0.0, -0.21388, -0.27669, -0.33714, -0.39188, -0.51550, -0.42665, -0.31966, 0.02526,
-                0.32235, 0.33075, 0.37095, 0.32627, 0.30353, 0.29012, 0.27485, 0.0,
-            ],
-        )),
-        _ => None,
-    }
+/// Ghia et al. (1982), Tables I and II (`[reference]` of reference.toml): the positions along the
+/// centrelines (y for u, x for v) and `u_re<Re>`, `v_re<Re>` for each Reynolds number.
+#[derive(Deserialize)]
+struct Ghia {
+    y: Vec<f64>,
+    x: Vec<f64>,
+    #[serde(flatten)]
+    profiles: BTreeMap<String, Vec<f64>>,
 }
 
-/// The cavity on n x n cells (n even) at Reynolds number `reynolds`, Crank–Nicolson, dt = cfl h / U.
-pub fn cavity(n: usize, reynolds: f64, cfl: f64) -> Result<FluidSolver, String> {
-    let h = 1.0 / n as f64;
-    let mut boundaries = Boundaries::periodic();
-    boundaries.faces[0] = [Boundary::WALL; 2];
-    boundaries.faces[1] = [
-        Boundary::WALL,
-        Boundary::NoSlip {
-            velocity: [1.0, 0.0, 0.0],
-        },
-    ];
-    let config = FluidConfig {
-        grid: Grid {
-            cells: [n, n, 2],
-            spacing: h,
-            origin: [0.0; 3],
-        },
-        boundaries,
-        viscosity: 1.0 / reynolds,
-        viscous: Viscous::CrankNicolson,
-        driving: Driving::None,
-        body_force: silt_fluid::Signal::constants([0.0; 3]),
-        time_step: TimeStep::Fixed(cfl * h),
-    };
-    FluidSolver::new(config)
+impl Ghia {
+    /// u(0.5, y) and v(x, 0.5) at Reynolds number `reynolds`.
+    fn at(&self, reynolds: u32) -> Result<(&[f64], &[f64]), String> {
+        let profile = |name: String| {
+            self.profiles
+                .get(&name)
+                .map(|v| v.as_slice())
+                .ok_or_else(|| {
+                    format!("no `{name}` in validation/lid-driven-cavity/reference.toml")
+                })
+        };
+        Ok((
+            profile(format!("u_re{reynolds}"))?,
+            profile(format!("v_re{reynolds}"))?,
+        ))
+    }
 }
 
 /// Linear interpolation of the samples (ascending positions) at `x`.
@@ -115,13 +86,29 @@ pub struct CavityResult {
     pub v_line: Vec<(f64, f64)>,
 }
 
-/// Runs the cavity from rest to `end_time` and compares with Ghia et al.
-pub fn run(n: usize, reynolds: u32, end_time: f64) -> Result<CavityResult, String> {
-    let (u_ghia, v_ghia) = ghia(reynolds).ok_or("no reference data for this Reynolds number")?;
-    let mut s = cavity(n, reynolds as f64, 0.5)?;
-    run_to(&mut s, end_time - 1.0)?;
-    let before = s.state.velocity.clone();
-    run_to(&mut s, end_time)?;
+/// Runs the cavity scene on n x n cells at `reynolds` from rest to `end_time` and compares with Ghia.
+fn run(
+    case: &CaseFiles,
+    ghia: &Ghia,
+    n: usize,
+    reynolds: u32,
+    end_time: f64,
+) -> Result<CavityResult, String> {
+    let (u_ghia, v_ghia) = ghia.at(reynolds)?;
+    let h = 1.0 / n as f64;
+    let changes = [
+        Override::new("fluid.cells", vec![n as i64, n as i64, 2]),
+        Override::new("fluid.spacing", h),
+        Override::new("fluid.viscosity", 1.0 / reynolds as f64),
+        Override::new("fluid.time_step", 0.5 * h),
+        Override::new("fluid.end_time", end_time),
+    ];
+    let scene = case.scene("cavity.toml", &changes, FluidScene::parse)?;
+    let mut model = scene.build().map_err(|e| e.to_string())?;
+    advance_to(&mut model, end_time - 1.0)?;
+    let before = model.solver.state.velocity.clone();
+    advance_to(&mut model, end_time)?;
+    let s = &model.solver;
     let last_change = (0..3)
         .flat_map(|c| {
             s.state.velocity[c]
@@ -131,8 +118,8 @@ pub fn run(n: usize, reynolds: u32, end_time: f64) -> Result<CavityResult, Strin
                 .map(|(a, b)| (a - b).abs())
         })
         .fold(0.0, f64::max);
-    let (u_line, v_line) = centrelines(&s);
-    let error = |line: &[(f64, f64)], at: &[f64; 17], reference: &[f64; 17]| {
+    let (u_line, v_line) = centrelines(s);
+    let error = |line: &[(f64, f64)], at: &[f64], reference: &[f64]| {
         at.iter()
             .zip(reference)
             .map(|(&x, &r)| (interpolate(line, x) - r).abs())
@@ -143,9 +130,113 @@ pub fn run(n: usize, reynolds: u32, end_time: f64) -> Result<CavityResult, Strin
         reynolds,
         time: s.state.time,
         last_change,
-        u_error: error(&u_line, &GHIA_Y, &u_ghia),
-        v_error: error(&v_line, &GHIA_X, &v_ghia),
+        u_error: error(&u_line, &ghia.y, u_ghia),
+        v_error: error(&v_line, &ghia.x, v_ghia),
         u_line,
         v_line,
     })
+}
+
+/// `[tolerance]` of `validation/lid-driven-cavity/reference.toml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tolerances {
+    centreline: f64,
+    steady: f64,
+}
+
+/// One run of `[full]` / `[quick]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CavityRun {
+    cells: usize,
+    reynolds: u32,
+    end_time: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Parameters {
+    runs: Vec<CavityRun>,
+}
+
+/// The case: the centreline velocities of each run against Ghia's, and the flow steady.
+pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
+    let case = CaseFiles::open("lid-driven-cavity", quick)?;
+    let tol: Tolerances = case.tolerances()?;
+    let p: Parameters = case.parameters()?;
+    let ghia: Ghia = case.table("reference")?;
+    let dir = case_dir(out, case.name)?;
+    let mut passed = true;
+    let mut table = Table::new(
+        [
+            "Re",
+            "cells",
+            "t U / L",
+            "max |u - u_Ghia| / U",
+            "max |v - v_Ghia| / U",
+            "change over the last time unit",
+            "met",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let mut figures = Vec::new();
+    for spec in &p.runs {
+        let (n, re) = (spec.cells, spec.reynolds);
+        let r = run(&case, &ghia, n, re, spec.end_time)?;
+        let ok =
+            r.u_error < tol.centreline && r.v_error < tol.centreline && r.last_change < tol.steady;
+        passed &= ok;
+        table.push_row(vec![
+            format!("{re}"),
+            format!("{n}^2"),
+            format!("{:.0}", r.time),
+            format!("{:.4}", r.u_error),
+            format!("{:.4}", r.v_error),
+            format!("{:.1e}", r.last_change),
+            String::from(if ok { "yes" } else { "NO" }),
+        ]);
+        let (u_ref, v_ref) = ghia.at(re)?;
+        figures.push(png(
+            &dir,
+            &format!("centrelines-re{re}.png"),
+            &Plot {
+                title: format!("Lid-driven cavity, Re = {re}, {n}^2 cells: centreline velocities"),
+                x: Axis::linear("position along the centreline (y for u, x for v)"),
+                y: Axis::linear("velocity / U"),
+                series: vec![
+                    Series::new("u(0.5, y), Silt", r.u_line.clone(), Style::Line),
+                    Series::new(
+                        "u, Ghia et al. (1982)",
+                        ghia.y.iter().copied().zip(u_ref.iter().copied()).collect(),
+                        Style::Markers,
+                    ),
+                    Series::new("v(x, 0.5), Silt", r.v_line.clone(), Style::Line),
+                    Series::new(
+                        "v, Ghia et al. (1982)",
+                        ghia.x.iter().copied().zip(v_ref.iter().copied()).collect(),
+                        Style::Markers,
+                    ),
+                ],
+            },
+        )?);
+    }
+    let report = CaseReport {
+        name: case.name.into(),
+        passed,
+        tables: vec![(
+            format!(
+                "Centreline velocities against Ghia et al. (1982), Tables I and II (within {} U; \
+                 steady: change below {:e})",
+                tol.centreline, tol.steady
+            ),
+            table,
+        )],
+        figures,
+        notes: vec!["Source: Ghia, Ghia & Shin (1982), J. Comput. Phys. 48, 387 (129^2 multigrid solution); reference numbers in validation/lid-driven-cavity/reference.toml. Unit cavity, 2 cells along a periodic z, Crank–Nicolson, dt = 0.5 h / U, from rest.".into()],
+        runs: case.runs(),
+    };
+    report.write(&dir)?;
+    Ok(report)
 }

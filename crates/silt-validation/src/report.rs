@@ -1,7 +1,6 @@
 //! Reports of `silt validate`: each case writes `<out>/<case>/report.md` with its table and PNG plots,
 //! and says whether every figure met its tolerance.
 
-use crate::cavity;
 use crate::gondret::{self, GondretCase};
 use crate::periodic_settling::{self, SettlingCase};
 use crate::settled_bed::{self, BedOptions};
@@ -91,7 +90,7 @@ pub const CASES: &[Case] = &[
     Case {
         name: "lid-driven-cavity",
         description: "lid-driven cavity at Re = 100 and 1000: centreline velocities against Ghia, Ghia & Shin (1982)",
-        run: cavity_case,
+        run: crate::cavity::report,
     },
     Case {
         name: "stokes-array",
@@ -253,82 +252,6 @@ fn settled_bed_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
             "Source: the issue's criteria; Biegert et al. (2017) sec. 4.5, 5, 6. Setup and derivation of the overlap bound: validation/settled-bed/README.md.".into(),
             format!("```\n{}\n```", r.summary()),
         ],
-    };
-    report.write(&dir)?;
-    Ok(report)
-}
-
-/// Tolerance of `validation/lid-driven-cavity/reference.toml`: largest centreline deviation from Ghia et
-/// al. (1982), in units of the lid velocity.
-const CAVITY_TOLERANCE: f64 = 0.02;
-
-fn cavity_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
-    let dir = case_dir(out, "lid-driven-cavity")?;
-    let runs: &[(usize, u32, f64)] = if quick {
-        &[(32, 100, 20.0)]
-    } else {
-        &[(64, 100, 20.0), (128, 1000, 50.0)]
-    };
-    let mut passed = true;
-    let mut table = Table::new(
-        [
-            "Re",
-            "cells",
-            "t U / L",
-            "max |u - u_Ghia| / U",
-            "max |v - v_Ghia| / U",
-            "change over the last time unit",
-            "met",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
-    let mut figures = Vec::new();
-    for &(n, re, end) in runs {
-        let r = cavity::run(n, re, end)?;
-        let ok = r.u_error < CAVITY_TOLERANCE && r.v_error < CAVITY_TOLERANCE;
-        passed &= ok;
-        table.push_row(vec![
-            format!("{re}"),
-            format!("{n}^2"),
-            format!("{:.0}", r.time),
-            format!("{:.4}", r.u_error),
-            format!("{:.4}", r.v_error),
-            format!("{:.1e}", r.last_change),
-            String::from(if ok { "yes" } else { "NO" }),
-        ]);
-        let (u_ref, v_ref) = cavity::ghia(re).expect("reference data");
-        figures.push(png(
-            &dir,
-            &format!("centrelines-re{re}.png"),
-            &Plot {
-                title: format!("Lid-driven cavity, Re = {re}, {n}^2 cells: centreline velocities"),
-                x: Axis::linear("position along the centreline (y for u, x for v)"),
-                y: Axis::linear("velocity / U"),
-                series: vec![
-                    Series::new("u(0.5, y), Silt", r.u_line.clone(), Style::Line),
-                    Series::new(
-                        "u, Ghia et al. (1982)",
-                        cavity::GHIA_Y.iter().copied().zip(u_ref).collect(),
-                        Style::Markers,
-                    ),
-                    Series::new("v(x, 0.5), Silt", r.v_line.clone(), Style::Line),
-                    Series::new(
-                        "v, Ghia et al. (1982)",
-                        cavity::GHIA_X.iter().copied().zip(v_ref).collect(),
-                        Style::Markers,
-                    ),
-                ],
-            },
-        )?);
-    }
-    let report = CaseReport {
-        runs: Vec::new(),
-        name: "lid-driven-cavity".into(),
-        passed,
-        tables: vec![(format!("Centreline velocities against Ghia et al. (1982), Tables I and II (within {CAVITY_TOLERANCE} U)"), table)],
-        figures,
-        notes: vec!["Source: Ghia, Ghia & Shin (1982), J. Comput. Phys. 48, 387 (129^2 multigrid solution); reference numbers in validation/lid-driven-cavity/reference.toml. Unit cavity, 2 cells along a periodic z, Crank–Nicolson, dt = 0.5 h / U, from rest.".into()],
     };
     report.write(&dir)?;
     Ok(report)
