@@ -5,7 +5,7 @@
 //! and the next step need: it is solved once and kept until the step that uses it.
 
 use crate::constraints::ConstraintSystem;
-use crate::dynamics::{AdamsBashforth, FiberSystem, StepRates};
+use crate::dynamics::{AdamsBashforth, Diagnostics, FiberSystem, StepRates};
 use crate::multipliers::ConstrainedMotion;
 use glam::DQuat;
 use serde::{Deserialize, Serialize};
@@ -52,6 +52,8 @@ pub struct FiberModel {
     pub steps: u64,
     /// The motion of the current state, once solved.
     solved: Option<(ConstrainedMotion, ConstraintSystem)>,
+    /// The motion the last step took and the state's diagnostics before it (for measurements).
+    pub last_step: Option<(ConstrainedMotion, Diagnostics)>,
 }
 
 impl FiberModel {
@@ -62,6 +64,7 @@ impl FiberModel {
             dt,
             steps: 0,
             solved: None,
+            last_step: None,
         }
     }
 
@@ -102,7 +105,8 @@ impl Model for FiberModel {
     fn advance(&mut self, _: Horizon) -> Result<(), StepFailure> {
         self.solved()?;
         let solved = self.solved.take().expect("solved above");
-        self.system
+        let step = self
+            .system
             .step_with(self.dt, &mut self.integrator, solved)
             .map_err(|m| {
                 StepFailure::new(format!(
@@ -111,6 +115,7 @@ impl Model for FiberModel {
                     silt_core::format_time(self.system.time)
                 ))
             })?;
+        self.last_step = Some(step);
         self.steps += 1;
         Ok(())
     }
@@ -148,6 +153,7 @@ impl Model for FiberModel {
         s.last_multipliers = c.last_multipliers;
         self.steps = c.steps;
         self.solved = None;
+        self.last_step = None;
         Ok(())
     }
 

@@ -37,6 +37,7 @@ const FILES: &[(&str, &str, &str)] = case_files! {
     "taylor-green": ["reference.toml", "vortex-2d.toml", "vortex-3d.toml"],
     "channel-flows": ["reference.toml", "poiseuille.toml", "couette.toml", "flow-rate.toml"],
     "lid-driven-cavity": ["reference.toml", "cavity.toml"],
+    "fiber-cantilever": ["reference.toml", "gears.toml", "joint.toml"],
 };
 
 /// One case's files and the version (full or quick) being run.

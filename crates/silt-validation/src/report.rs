@@ -120,7 +120,7 @@ pub const CASES: &[Case] = &[
     Case {
         name: "fiber-cantilever",
         description: "a clamped filament (gears and joint models, free drain) under a uniform lateral load: tip deflection against q L^4 / (8 K_b)",
-        run: crate::report_fibers::fiber_cantilever_case,
+        run: crate::fiber_cantilever::report,
     },
     Case {
         name: "jeffery-orbit",

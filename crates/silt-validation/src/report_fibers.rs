@@ -1,7 +1,6 @@
 //! `silt validate` reports of the fiber cases (bead model, seed `002_*.txt`): tables and plots under
 //! `<out>/<case>/`, sources and tolerances in `validation/<case>/`.
 
-use crate::fiber_cantilever::{self, CantileverCase, Links};
 use crate::jeffery_orbit::{self, JefferyCase};
 use crate::report::{case_dir, pct, CaseReport};
 use crate::sedimenting_fiber::{self, SedimentingCase};
@@ -11,116 +10,12 @@ use silt_report::{write_png_grid, Axis, Plot, Series, Style, Table};
 use std::path::Path;
 
 /// Tolerances of validation/<case>/README.md.
-const CANTILEVER_TOLERANCE: f64 = 0.02;
 const JEFFERY_TOLERANCE: f64 = 0.01;
 /// Link drift of the seed's scheme per unit time (issue 5).
 const DRIFT_PER_TIME: f64 = 1e-6;
 
 fn yes(ok: bool) -> String {
     String::from(if ok { "yes" } else { "NO" })
-}
-
-pub fn fiber_cantilever_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
-    let dir = case_dir(out, "fiber-cantilever")?;
-    let runs: Vec<(Links, usize, f64)> = if quick {
-        vec![
-            (Links::Gears, 10, 1.0),
-            (Links::Joint { gap: 0.1 }, 7, 0.25),
-        ]
-    } else {
-        vec![
-            (Links::Gears, 10, 1.0),
-            (Links::Gears, 16, 1.0),
-            (Links::Gears, 24, 1.0),
-            (Links::Joint { gap: 0.1 }, 7, 0.25),
-            (Links::Joint { gap: 0.1 }, 11, 0.25),
-            (Links::Joint { gap: 0.1 }, 15, 0.25),
-        ]
-    };
-    let mut table = Table::new(
-        [
-            "links",
-            "free beads",
-            "dt / bending time",
-            "tip / (q L^4 / 8 K_b)",
-            "error",
-            "within 2 %",
-            "link drift per unit time",
-            "steps",
-            "wall time (s)",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
-    let mut passed = true;
-    let mut history = Plot::new(
-        "tip deflection while relaxing",
-        Axis::linear("t / tau_1"),
-        Axis::linear("tip / (q L^4 / 8 K_b)"),
-    );
-    let mut shapes = Plot::new(
-        "final shape",
-        Axis::linear("s / L"),
-        Axis::linear("w / (q L^4 / 8 K_b)"),
-    );
-    // The linear beam: w(x) = q x² (6L² - 4Lx + x²) / (24 K_b), over its tip value.
-    let beam: Vec<(f64, f64)> = (0..=50)
-        .map(|k| {
-            let x = k as f64 / 50.0;
-            (x, x * x * (6.0 - 4.0 * x + x * x) / 3.0)
-        })
-        .collect();
-    shapes
-        .series
-        .push(Series::new("linear beam", beam, Style::Line));
-    for (links, beads, step_ratio) in runs {
-        let r = fiber_cantilever::run(CantileverCase {
-            links,
-            step_ratio,
-            ..CantileverCase::standard(beads)
-        })?;
-        let name = match links {
-            Links::Gears => "gears".to_string(),
-            Links::Joint { gap } => format!("joint, gap {gap} a"),
-        };
-        let drift = r.link_error / r.time;
-        let ok = r.error().abs() <= CANTILEVER_TOLERANCE && drift <= DRIFT_PER_TIME;
-        passed &= ok;
-        table.push_row([
-            name.clone(),
-            format!("{beads}"),
-            format!("{step_ratio}"),
-            format!("{:.5}", r.tip / r.expected),
-            pct(r.error()),
-            yes(ok),
-            format!("{drift:.1e}"),
-            format!("{}", r.steps),
-            format!("{:.1}", r.seconds),
-        ]);
-        let label = format!("{name}, {beads} free beads");
-        history
-            .series
-            .push(Series::new(label.clone(), r.history.clone(), Style::Line));
-        shapes
-            .series
-            .push(Series::new(label, r.shape.clone(), Style::Markers));
-    }
-    let path = dir.join("cantilever.png");
-    write_png_grid(&path, &[history, shapes], 2).map_err(|e| e.to_string())?;
-    let report = CaseReport {
-        runs: Vec::new(),
-        name: "fiber-cantilever".into(),
-        passed,
-        tables: vec![("Clamped filament under a uniform lateral load, free drain".into(), table)],
-        figures: vec![path],
-        notes: vec![
-            "A filament clamped at one end under a small uniform lateral load q (w / L = 1 %), free drain so that hydrodynamics does not enter the static balance; relaxed with the seed's Adams–Bashforth steps from straight until the tip's remaining motion |V_tip| tau_1 is below 1e-4 of the deflection (tau_1 the slowest mode's relaxation time). Tip deflection against the linear cantilever w = q L^4 / (8 K_b) (issue 5: within 2 %).".into(),
-            "Bending length L: gears, 2a (N - 1) from the contact point of the two held beads to the far surface of the last bead; joint model, 2 (a + gap) (N - 1/2) from the held bead's centre to the last joint point. Each discrete joint carries the curvature of a length 2a (2(a + gap)) about it, so these lengths make the discretisation second order; the residual error is that of the discrete beam (e.g. -0.83 % for 10 free gears beads).".into(),
-            format!("Link drift of the seed's scheme (no correction) per unit time must stay below {DRIFT_PER_TIME:e}. Source and tolerances: validation/fiber-cantilever/."),
-        ],
-    };
-    report.write(&dir)?;
-    Ok(report)
 }
 
 pub fn jeffery_orbit_case(out: &Path, quick: bool) -> Result<CaseReport, String> {

@@ -1,49 +1,20 @@
 //! Scaled-down fiber validations (full versions: `silt validate fiber-cantilever`, `jeffery-orbit`,
 //! `active-filament`, `sedimenting-fiber`; sources and tolerances in validation/<case>/).
 
+mod common;
+
 use silt_fibers::mobility::Hydrodynamics;
-use silt_validation::fiber_cantilever::{self, CantileverCase, Links};
 use silt_validation::jeffery_orbit::{self, JefferyCase};
 use silt_validation::sedimenting_fiber::{self, SedimentingCase};
 use silt_validation::swimmer::{self, SwimmerCase};
 
-/// Tip deflection within 2 % of q L⁴ / (8 K_b) (free drain, 10 free beads), and the links of the
-/// seed's scheme drift by less than 1e-6 per unit time at the bending-time step.
+/// The quick version of `validation/fiber-cantilever` from its scenes `gears.toml` (10 free beads) and
+/// `joint.toml` (7 free beads, gap 0.1 a, 0.25 bending times per step): tip deflection against
+/// q L⁴ / (8 K_b) and the link drift of the seed's scheme, within its reference.toml.
 #[test]
-fn clamped_filament_matches_the_linear_cantilever() {
-    let r = fiber_cantilever::run(CantileverCase::standard(10)).unwrap();
-    eprintln!(
-        "cantilever, 10 free beads: error {:+.3} %, {} steps, link error {:.1e}, {:.1} s",
-        100.0 * r.error(),
-        r.steps,
-        r.link_error,
-        r.seconds
-    );
-    assert!(r.error().abs() < 0.02, "{:+.3} %", 100.0 * r.error());
-    assert!(r.link_error / r.time < 1e-6, "{:e}", r.link_error / r.time);
-}
-
-/// The same cantilever under the joint model (seed sec. 2.2.1, gap 0.1 a, 7 free beads): bending at
-/// the joints, with its own bending length (from the held bead's centre to the last joint point).
-/// Its explicit step limit is tighter (the beads turn directly under the joint moments): 0.25
-/// bending times here.
-#[test]
-fn clamped_joint_filament_matches_the_linear_cantilever() {
-    let r = fiber_cantilever::run(CantileverCase {
-        links: Links::Joint { gap: 0.1 },
-        step_ratio: 0.25,
-        ..CantileverCase::standard(7)
-    })
-    .unwrap();
-    eprintln!(
-        "joint cantilever, 7 free beads: error {:+.3} %, {} steps, joint error {:.1e}, {:.1} s",
-        100.0 * r.error(),
-        r.steps,
-        r.link_error,
-        r.seconds
-    );
-    assert!(r.error().abs() < 0.02, "{:+.3} %", 100.0 * r.error());
-    assert!(r.link_error / r.time < 1e-6, "{:e}", r.link_error / r.time);
+fn fiber_cantilever_quick() {
+    let report = common::quick_case_passes("fiber-cantilever");
+    assert_eq!(report.tables[0].1.rows.len(), 2);
 }
 
 /// The period of a rigid chain's tumbling, and of a stiff elastic one's, against Jeffery's with the
