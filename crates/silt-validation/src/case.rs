@@ -38,6 +38,7 @@ const FILES: &[(&str, &str, &str)] = case_files! {
     "channel-flows": ["reference.toml", "poiseuille.toml", "couette.toml", "flow-rate.toml"],
     "lid-driven-cavity": ["reference.toml", "cavity.toml"],
     "fiber-cantilever": ["reference.toml", "gears.toml", "joint.toml"],
+    "jeffery-orbit": ["reference.toml", "chain.toml"],
 };
 
 /// One case's files and the version (full or quick) being run.

@@ -3,17 +3,21 @@
 //! with the gradient and with the flow, the period is `T = 2π (r_e + 1/r_e) / γ̇` (Jeffery 1922;
 //! Bretherton 1962 for any body of revolution). The chain is made rigid by [`rigid_joints`] on top of
 //! the gears links (the limit of a very stiff fiber without the bending-time step), or, for the
-//! elastic variant, by a large bending rigidity. Source and numbers: validation/jeffery-orbit/.
+//! elastic variant, by a large bending rigidity. The runs are the scene
+//! `validation/jeffery-orbit/chain.toml` with the bead count, the orientation and the stiffness
+//! changed by `--set`; source and numbers in validation/jeffery-orbit/.
 
-use silt_core::Vec3;
-use silt_fibers::chain::Fibers;
-use silt_fibers::constraints::rigid_joints;
-use silt_fibers::dynamics::{AdamsBashforth, FiberSystem};
-use silt_fibers::elasticity::Bending;
-use silt_fibers::flows::AmbientFlow;
-use silt_fibers::mobility::{Hydrodynamics, Mobility};
-use silt_fibers::rpy::RpyKernel;
+use crate::case::CaseFiles;
+use crate::report::{case_dir, pct, CaseReport};
+use serde::Deserialize;
+use silt_core::model::{Horizon, Model};
+use silt_fibers::dynamics::FiberSystem;
+use silt_fibers::model::FiberModel;
+use silt_io::scenes::fibers::FiberScene;
+use silt_io::scenes::{Override, SceneKind};
+use silt_report::{write_png_grid, Axis, Plot, Series, Style, Table};
 use std::f64::consts::PI;
+use std::path::Path;
 
 #[derive(Clone, Copy, Debug)]
 pub struct JefferyCase {
@@ -47,29 +51,41 @@ impl JefferyResult {
     }
 }
 
-fn system(case: JefferyCase, angle: f64) -> Result<FiberSystem, String> {
+/// The chain scene with `case`'s beads and stiffness at `angle` from the flow, to `end_time`.
+fn chain(
+    files: &CaseFiles,
+    case: JefferyCase,
+    angle: f64,
+    end_time: f64,
+) -> Result<FiberModel, String> {
     let (a, viscosity, shear_rate) = (0.5, 1.0, 1.0);
-    let mut fibers = Fibers::new(a)?;
-    let direction = Vec3::new(angle.cos(), angle.sin(), 0.0);
+    let direction = [angle.cos(), angle.sin(), 0.0];
     let half = a * (case.beads - 1) as f64;
-    fibers.add_straight(case.beads, -half * direction, direction)?;
     let length = 2.0 * a * case.beads as f64;
-    let rigidity = case
-        .stiffness
-        .map_or(0.0, |k| k * viscosity * shear_rate * length.powi(4));
-    let mobility = Mobility {
-        kernel: RpyKernel::new(a, viscosity)?,
-        hydrodynamics: Hydrodynamics::Rpy,
-    };
-    let mut system = FiberSystem::new(fibers, mobility, Bending::straight(rigidity, 1)?);
-    if case.stiffness.is_none() {
-        let joints = rigid_joints(&system.fibers);
-        system.constraints.extend(joints);
+    let mut changes = vec![
+        Override::new("fibers.fiber.0.beads", case.beads as i64),
+        Override::new("fibers.fiber.0.direction", direction.to_vec()),
+        Override::new(
+            "fibers.fiber.0.start",
+            direction.map(|d| -half * d).to_vec(),
+        ),
+    ];
+    let mut dt = case.shear_step;
+    if let Some(k) = case.stiffness {
+        let rigidity = k * viscosity * shear_rate * length.powi(4);
+        dt = dt.min(viscosity * (2.0 * a).powi(4) / rigidity);
+        changes.extend([
+            Override::new("fibers.rigid", false),
+            Override::new("fibers.bending_rigidity", rigidity),
+        ]);
     }
-    system.flow = AmbientFlow::SimpleShear { shear_rate };
-    // The seed's scheme as published: the link drift is part of what this case measures.
-    system.restore_links = false;
-    Ok(system)
+    let steps = (end_time / dt).ceil().max(1.0);
+    changes.extend([
+        Override::new("fibers.time_step", dt),
+        Override::new("fibers.end_time", steps * dt),
+    ]);
+    let scene = files.scene("chain.toml", &changes, FiberScene::parse)?;
+    scene.build().map_err(|e| e.to_string())
 }
 
 /// In-plane angle of the end-to-end vector from the x axis.
@@ -82,12 +98,13 @@ fn angle_of(system: &FiberSystem) -> f64 {
 /// Rotation rate `dφ/dt` of the chain held rigid at angle `angle`. (A straight elastic chain has no
 /// bending moment to resist the first instant's deformation, so only the rigid chain's rates define
 /// its equivalent aspect ratio.)
-fn rotation_rate(case: JefferyCase, angle: f64) -> Result<f64, String> {
+fn rotation_rate(files: &CaseFiles, case: JefferyCase, angle: f64) -> Result<f64, String> {
     let rigid = JefferyCase {
         stiffness: None,
         ..case
     };
-    let system = system(rigid, angle)?;
+    let model = chain(files, rigid, angle, case.shear_step)?;
+    let system = &model.system;
     let motion = system.motion()?;
     let y = &system.fibers.positions;
     let n = y.len() - 1;
@@ -96,29 +113,28 @@ fn rotation_rate(case: JefferyCase, angle: f64) -> Result<f64, String> {
     Ok(d.cross(dv).z / d.length_squared())
 }
 
-pub fn run(case: JefferyCase) -> Result<JefferyResult, String> {
-    let rate_aligned = rotation_rate(case, 0.0)?;
-    let rate_across = rotation_rate(case, 0.5 * PI)?;
+pub fn run(files: &CaseFiles, case: JefferyCase) -> Result<JefferyResult, String> {
+    let rate_aligned = rotation_rate(files, case, 0.0)?;
+    let rate_across = rotation_rate(files, case, 0.5 * PI)?;
     // Both are clockwise (negative) in this shear.
     let aspect_ratio = (rate_across / rate_aligned).sqrt();
     let period_jeffery = 2.0 * PI * (aspect_ratio + 1.0 / aspect_ratio);
 
-    let mut system = system(case, 0.0)?;
-    let mut dt = case.shear_step;
-    if system.bending.rigidity > 0.0 {
-        dt = dt.min(system.bending.bending_time(0.5, 1.0));
-    }
-    let mut integrator = AdamsBashforth::default();
+    let mut model = chain(files, case, 0.0, 4.0 * period_jeffery)?;
+    let dt = model.dt;
     let mut history = vec![(0.0, 0.0)];
     let mut unwrapped = 0.0;
-    let mut previous = angle_of(&system);
+    let mut previous = angle_of(&model.system);
     let start = std::time::Instant::now();
     let mut steps = 0;
     // Half a period: φ from 0 to -π (the director comes back to itself).
     let half_period = loop {
-        system.step(dt, &mut integrator)?;
+        model
+            .advance(Horizon::Steps(1))
+            .map_err(|e| e.to_string())?;
+        let system = &model.system;
         steps += 1;
-        let now = angle_of(&system);
+        let now = angle_of(system);
         let mut change = now - previous;
         if change > PI {
             change -= 2.0 * PI;
@@ -143,7 +159,7 @@ pub fn run(case: JefferyCase) -> Result<JefferyResult, String> {
             ));
         }
     };
-    history.push((system.time, unwrapped));
+    history.push((model.system.time, unwrapped));
     // Jeffery's equation dφ/dt = -γ̇ (r_e² sin²φ + cos²φ) / (r_e² + 1), by RK4 at the same step.
     let rhs = |phi: f64| {
         -(aspect_ratio.powi(2) * phi.sin().powi(2) + phi.cos().powi(2))
@@ -172,4 +188,114 @@ pub fn run(case: JefferyCase) -> Result<JefferyResult, String> {
         steps,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+fn yes(ok: bool) -> String {
+    String::from(if ok { "yes" } else { "NO" })
+}
+
+/// `[tolerance]` of `validation/jeffery-orbit/reference.toml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tolerances {
+    period: f64,
+    slender: f64,
+}
+
+/// `[full]` / `[quick]` of `validation/jeffery-orbit/reference.toml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Parameters {
+    shear_step: f64,
+    /// (beads, K_b / (η γ̇ L⁴)), 0 for the rigid chain.
+    runs: Vec<(usize, f64)>,
+}
+
+/// The case: the tumbling period of rigid and stiff chains against Jeffery's.
+pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
+    let case = CaseFiles::open("jeffery-orbit", quick)?;
+    let tol: Tolerances = case.tolerances()?;
+    let p: Parameters = case.parameters()?;
+    let dir = case_dir(out, case.name)?;
+    let runs: Vec<(usize, Option<f64>)> = p
+        .runs
+        .iter()
+        .map(|&(beads, k)| (beads, (k > 0.0).then_some(k)))
+        .collect();
+    let mut table = Table::new(
+        [
+            "beads",
+            "fiber",
+            "omega(0) / shear rate",
+            "omega(90) / shear rate",
+            "r_e",
+            "Jeffery period",
+            "measured period",
+            "error",
+            "within tolerance",
+            "steps",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let mut passed = true;
+    let mut plots = Vec::new();
+    for (beads, stiffness) in runs {
+        let r = run(
+            &case,
+            JefferyCase {
+                beads,
+                stiffness,
+                shear_step: p.shear_step,
+            },
+        )?;
+        let ok = r.error().abs() <= tol.period && r.aspect_ratio > tol.slender;
+        passed &= ok;
+        let fiber = match stiffness {
+            None => "rigid joints".to_string(),
+            Some(k) => format!("elastic, K_b / (eta gamma L^4) = {k}"),
+        };
+        table.push_row([
+            format!("{beads}"),
+            fiber.clone(),
+            format!("{:.5}", r.rate_aligned),
+            format!("{:.5}", r.rate_across),
+            format!("{:.4}", r.aspect_ratio),
+            format!("{:.4}", r.period_jeffery),
+            format!("{:.4}", r.period),
+            pct(r.error()),
+            yes(ok),
+            format!("{}", r.steps),
+        ]);
+        if plots.len() < 4 {
+            plots.push(
+                Plot::new(
+                    format!("{beads} beads, {fiber}"),
+                    Axis::linear("gamma t"),
+                    Axis::linear("phi (rad)"),
+                )
+                .with_series(Series::new("bead chain", r.history.clone(), Style::Line))
+                .with_series(Series::new(
+                    "Jeffery, same r_e",
+                    r.jeffery_curve.clone(),
+                    Style::Dashed,
+                )),
+            );
+        }
+    }
+    let path = dir.join("orbits.png");
+    write_png_grid(&path, &plots, 2).map_err(|e| e.to_string())?;
+    let report = CaseReport {
+        runs: case.runs(),
+        name: case.name.into(),
+        passed,
+        tables: vec![("Straight fibers tumbling in simple shear (RPY)".into(), table)],
+        figures: vec![path],
+        notes: vec![
+            format!("A straight bead chain in simple shear u = gamma y e_x with RPY hydrodynamics tumbles in a Jeffery orbit. The equivalent aspect ratio comes from the same chain held rigid: r_e^2 = omega(90 deg) / omega(0 deg); Jeffery's period is 2 pi (r_e + 1/r_e) / gamma (Jeffery 1922, Bretherton 1962). The measured period is twice the time to turn by pi from the flow direction (interpolated inside the step). Tolerance (reference.toml): the period within {} (issue 5), r_e above {} (slender chains).", pct(tol.period), tol.slender),
+            "Rigid joints (W_(n-1) = W_(n+1) with the gears links) are the limit of a very stiff fiber without the bending-time step; the elastic fibers show how stiff is stiff enough (a straight elastic chain has no moment resisting the first instant's deformation, so only the rigid chain defines r_e). Source: validation/jeffery-orbit/.".into(),
+        ],
+    };
+    report.write(&dir)?;
+    Ok(report)
 }

@@ -125,7 +125,7 @@ pub const CASES: &[Case] = &[
     Case {
         name: "jeffery-orbit",
         description: "rigid and stiff bead chains in simple shear (RPY): tumbling period against Jeffery's with the chain's own aspect ratio",
-        run: crate::report_fibers::jeffery_orbit_case,
+        run: crate::jeffery_orbit::report,
     },
     Case {
         name: "active-filament",

@@ -1,8 +1,7 @@
 //! `silt validate` reports of the fiber cases (bead model, seed `002_*.txt`): tables and plots under
 //! `<out>/<case>/`, sources and tolerances in `validation/<case>/`.
 
-use crate::jeffery_orbit::{self, JefferyCase};
-use crate::report::{case_dir, pct, CaseReport};
+use crate::report::{case_dir, CaseReport};
 use crate::sedimenting_fiber::{self, SedimentingCase};
 use crate::swimmer::{self, SwimmerCase};
 use silt_fibers::mobility::Hydrodynamics;
@@ -10,101 +9,11 @@ use silt_report::{write_png_grid, Axis, Plot, Series, Style, Table};
 use std::path::Path;
 
 /// Tolerances of validation/<case>/README.md.
-const JEFFERY_TOLERANCE: f64 = 0.01;
 /// Link drift of the seed's scheme per unit time (issue 5).
 const DRIFT_PER_TIME: f64 = 1e-6;
 
 fn yes(ok: bool) -> String {
     String::from(if ok { "yes" } else { "NO" })
-}
-
-pub fn jeffery_orbit_case(out: &Path, quick: bool) -> Result<CaseReport, String> {
-    let dir = case_dir(out, "jeffery-orbit")?;
-    let runs: Vec<(usize, Option<f64>)> = if quick {
-        vec![(8, None), (8, Some(0.1))]
-    } else {
-        vec![
-            (8, None),
-            (16, None),
-            (8, Some(1.0)),
-            (8, Some(0.1)),
-            (8, Some(0.01)),
-            (16, Some(0.1)),
-        ]
-    };
-    let mut table = Table::new(
-        [
-            "beads",
-            "fiber",
-            "omega(0) / shear rate",
-            "omega(90) / shear rate",
-            "r_e",
-            "Jeffery period",
-            "measured period",
-            "error",
-            "within 1 %",
-            "steps",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
-    let mut passed = true;
-    let mut plots = Vec::new();
-    for (beads, stiffness) in runs {
-        let r = jeffery_orbit::run(JefferyCase {
-            beads,
-            stiffness,
-            shear_step: 0.01,
-        })?;
-        let ok = r.error().abs() <= JEFFERY_TOLERANCE;
-        passed &= ok;
-        let fiber = match stiffness {
-            None => "rigid joints".to_string(),
-            Some(k) => format!("elastic, K_b / (eta gamma L^4) = {k}"),
-        };
-        table.push_row([
-            format!("{beads}"),
-            fiber.clone(),
-            format!("{:.5}", r.rate_aligned),
-            format!("{:.5}", r.rate_across),
-            format!("{:.4}", r.aspect_ratio),
-            format!("{:.4}", r.period_jeffery),
-            format!("{:.4}", r.period),
-            pct(r.error()),
-            yes(ok),
-            format!("{}", r.steps),
-        ]);
-        if plots.len() < 4 {
-            plots.push(
-                Plot::new(
-                    format!("{beads} beads, {fiber}"),
-                    Axis::linear("gamma t"),
-                    Axis::linear("phi (rad)"),
-                )
-                .with_series(Series::new("bead chain", r.history.clone(), Style::Line))
-                .with_series(Series::new(
-                    "Jeffery, same r_e",
-                    r.jeffery_curve.clone(),
-                    Style::Dashed,
-                )),
-            );
-        }
-    }
-    let path = dir.join("orbits.png");
-    write_png_grid(&path, &plots, 2).map_err(|e| e.to_string())?;
-    let report = CaseReport {
-        runs: Vec::new(),
-        name: "jeffery-orbit".into(),
-        passed,
-        tables: vec![("Straight fibers tumbling in simple shear (RPY)".into(), table)],
-        figures: vec![path],
-        notes: vec![
-            "A straight bead chain in simple shear u = gamma y e_x with RPY hydrodynamics tumbles in a Jeffery orbit. The equivalent aspect ratio comes from the same chain held rigid: r_e^2 = omega(90 deg) / omega(0 deg); Jeffery's period is 2 pi (r_e + 1/r_e) / gamma (Jeffery 1922, Bretherton 1962). The measured period is twice the time to turn by pi from the flow direction (interpolated inside the step). Tolerance 1 % (issue 5).".into(),
-            "Rigid joints (W_(n-1) = W_(n+1) with the gears links) are the limit of a very stiff fiber without the bending-time step; the elastic fibers show how stiff is stiff enough (a straight elastic chain has no moment resisting the first instant's deformation, so only the rigid chain defines r_e). Source: validation/jeffery-orbit/.".into(),
-        ],
-    };
-    report.write(&dir)?;
-    Ok(report)
 }
 
 pub fn active_filament_case(out: &Path, quick: bool) -> Result<CaseReport, String> {

@@ -4,7 +4,6 @@
 mod common;
 
 use silt_fibers::mobility::Hydrodynamics;
-use silt_validation::jeffery_orbit::{self, JefferyCase};
 use silt_validation::sedimenting_fiber::{self, SedimentingCase};
 use silt_validation::swimmer::{self, SwimmerCase};
 
@@ -17,34 +16,15 @@ fn fiber_cantilever_quick() {
     assert_eq!(report.tables[0].1.rows.len(), 2);
 }
 
-/// The period of a rigid chain's tumbling, and of a stiff elastic one's, against Jeffery's with the
-/// aspect ratio from the rigid chain's rotation rates at 0° and 90°: within 1 %.
+/// The quick version of `validation/jeffery-orbit` from its scene `chain.toml`: the tumbling period of
+/// a rigid chain of 8 beads and of a stiff elastic one against Jeffery's with the rigid chain's own
+/// aspect ratio, within its reference.toml.
 #[test]
-fn stiff_fibers_tumble_in_jeffery_orbits() {
-    for stiffness in [None, Some(0.1)] {
-        let r = jeffery_orbit::run(JefferyCase {
-            beads: 8,
-            stiffness,
-            shear_step: 0.01,
-        })
-        .unwrap();
-        eprintln!(
-            "jeffery {stiffness:?}: r_e {:.4}, period {:.4} vs {:.4} ({:+.4} %), {} steps",
-            r.aspect_ratio,
-            r.period,
-            r.period_jeffery,
-            100.0 * r.error(),
-            r.steps
-        );
-        assert!(r.aspect_ratio > 3.0, "a chain of 8 beads is slender");
-        assert!(r.error().abs() < 0.01, "{:+.3} %", 100.0 * r.error());
-    }
+fn jeffery_orbit_quick() {
+    let report = common::quick_case_passes("jeffery-orbit");
+    assert_eq!(report.tables[0].1.rows.len(), 2);
 }
 
-/// A travelling curvature wave drives the filament against the wave, mirror-symmetrically when the
-/// wave is reversed; with free drain (isotropic drag) it cannot swim. The seed's scheme lets the
-/// links drift at second order in the step; the correction removes the drift without changing the
-/// swimming speed.
 #[test]
 fn active_filament_swims_against_its_wave() {
     let mut case = SwimmerCase::standard(16);
