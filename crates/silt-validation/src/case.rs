@@ -39,6 +39,7 @@ const FILES: &[(&str, &str, &str)] = case_files! {
     "lid-driven-cavity": ["reference.toml", "cavity.toml"],
     "fiber-cantilever": ["reference.toml", "gears.toml", "joint.toml"],
     "jeffery-orbit": ["reference.toml", "chain.toml"],
+    "active-filament": ["reference.toml", "swimmer.toml"],
 };
 
 /// One case's files and the version (full or quick) being run.

@@ -130,7 +130,7 @@ pub const CASES: &[Case] = &[
     Case {
         name: "active-filament",
         description: "a filament driven by a travelling curvature wave swims against the wave; free drain does not; link drift of the Adams–Bashforth steps",
-        run: crate::report_fibers::active_filament_case,
+        run: crate::swimmer::report,
     },
     Case {
         name: "sedimenting-fiber",
