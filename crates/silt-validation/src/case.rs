@@ -40,6 +40,7 @@ const FILES: &[(&str, &str, &str)] = case_files! {
     "fiber-cantilever": ["reference.toml", "gears.toml", "joint.toml"],
     "jeffery-orbit": ["reference.toml", "chain.toml"],
     "active-filament": ["reference.toml", "swimmer.toml"],
+    "sedimenting-fiber": ["reference.toml", "fiber.toml"],
 };
 
 /// One case's files and the version (full or quick) being run.

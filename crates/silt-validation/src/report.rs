@@ -135,7 +135,7 @@ pub const CASES: &[Case] = &[
     Case {
         name: "sedimenting-fiber",
         description: "a flexible fiber sedimenting broadside for B = 10 to 10^4 (RPY): steady U shapes, deflection and speed vs B",
-        run: crate::report_fibers::sedimenting_fiber_case,
+        run: crate::sedimenting_fiber::report,
     },
     Case {
         name: "rod-statics",
