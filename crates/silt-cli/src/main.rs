@@ -54,6 +54,10 @@ enum Command {
         /// directory has the changes, and `--resume` needs the same ones).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Remove a key of the scene before it is read, e.g. `--unset rods.relative_tolerance`
+        /// (repeatable; applied after the `--set` changes).
+        #[arg(long = "unset", value_name = "KEY")]
+        unset: Vec<String>,
     },
     /// Check a scene and print derived quantities (particles: contact time, overlaps, Stokes numbers,
     /// memory; fluid: grid, time step and its limits, Reynolds number, memory; fibers: bending time
@@ -64,6 +68,9 @@ enum Command {
         /// Change a key of the scene before it is read (as for `run`).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Remove a key of the scene before it is read (as for `run`).
+        #[arg(long = "unset", value_name = "KEY")]
+        unset: Vec<String>,
     },
     /// Print the built-in default scene (a commented example of the format).
     DefaultScene,
@@ -116,8 +123,16 @@ fn main() -> ExitCode {
             until,
             quiet,
             set,
-        } => run(scene.as_deref(), &set, output, resume, until, quiet),
-        Command::Check { scene, set } => check(scene.as_deref(), &set),
+            unset,
+        } => run(
+            scene.as_deref(),
+            (&set, &unset),
+            output,
+            resume,
+            until,
+            quiet,
+        ),
+        Command::Check { scene, set, unset } => check(scene.as_deref(), (&set, &unset)),
         Command::DefaultScene => {
             print!("{DEFAULT_SCENE}");
             ExitCode::SUCCESS
@@ -132,17 +147,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// The scene text with the `--set` changes applied, and where it came from (the built-in scene
-/// without a path); on error prints it and returns exit code 2.
-fn scene_text(scene: Option<&Path>, set: &[String]) -> Result<(String, PathBuf), ExitCode> {
+/// The `--set` and `--unset` arguments.
+type Changes<'a> = (&'a [String], &'a [String]);
+
+/// The scene text with the `--set` and `--unset` changes applied, and where it came from (the
+/// built-in scene without a path); on error prints it and returns exit code 2.
+fn scene_text(scene: Option<&Path>, (set, unset): Changes) -> Result<(String, PathBuf), ExitCode> {
     let (text, source) = match scene {
         Some(path) => (read_scene(path).map_err(bad_input)?, path.to_path_buf()),
         None => (DEFAULT_SCENE.to_string(), PathBuf::from(DEFAULT_SCENE_NAME)),
     };
-    let overrides: Vec<Override> = set
+    let mut overrides: Vec<Override> = set
         .iter()
         .map(|s| Override::parse(s).map_err(|e| bad_input(format!("--set {e}"))))
         .collect::<Result<_, _>>()?;
+    overrides.extend(unset.iter().map(|key| Override::remove(key.trim())));
     let text = overrides::apply(&text, &source, &overrides).map_err(bad_input)?;
     Ok((text, source))
 }
@@ -153,8 +172,8 @@ fn bad_input(error: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn check(scene_path: Option<&Path>, set: &[String]) -> ExitCode {
-    let (text, source) = match scene_text(scene_path, set) {
+fn check(scene_path: Option<&Path>, changes: Changes) -> ExitCode {
+    let (text, source) = match scene_text(scene_path, changes) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -190,7 +209,7 @@ struct RunOptions {
 
 fn run(
     scene_path: Option<&Path>,
-    set: &[String],
+    changes: Changes,
     output: Option<PathBuf>,
     resume: bool,
     until: Option<f64>,
@@ -201,7 +220,7 @@ fn run(
             return bad_input(format!("--until must be a time >= 0, got {t}"));
         }
     }
-    let (text, source) = match scene_text(scene_path, set) {
+    let (text, source) = match scene_text(scene_path, changes) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -106,7 +106,7 @@ interval = 0.001
     );
 }
 
-/// `--set key=value` changes a scene before it is read, for run and check alike: the run's scene.toml
+/// `--set key=value` (and `--unset key`) changes a scene before it is read, for run and check alike: the run's scene.toml
 /// has the change (with the file's comments), a bad key or value is refused with exit 2 naming it,
 /// and `--resume` needs the same changes (the fingerprint is the changed scene's).
 #[test]
@@ -158,6 +158,12 @@ fn set_changes_a_scene_key_for_check_and_run() {
     );
     assert!(resume.status.success(), "{}", stderr(&resume));
 
+    // --unset removes a key: without the viscosity the scene lacks a required key.
+    let unset = silt(&["check", "p.toml", "--unset", "fluid.viscosity"], dir.path());
+    assert_eq!(unset.status.code(), Some(2), "{}", stderr(&unset));
+    assert!(stderr(&unset).contains("viscosity"), "{}", stderr(&unset));
+    let missing = silt(&["check", "p.toml", "--unset", "fluid.no_such_key"], dir.path());
+    assert!(stderr(&missing).contains("cannot be removed"), "{}", stderr(&missing));
     for (bad, hint) in [
         ("fluid.viscosity=-1", "key `fluid.viscosity`"),
         ("fluid.viscosity.value=1", "is a float, not a table"),

@@ -116,6 +116,14 @@ impl Stepper {
         }
     }
 
+    /// The rod's model.
+    fn state_model(&self) -> &RodModel {
+        match self {
+            Stepper::Implicit(implicit) => &implicit.model,
+            Stepper::Explicit { model, .. } => model,
+        }
+    }
+
     /// Steps, rejections, f evaluations, Jacobians, factorisations, Newton failures.
     fn statistics(&self, verlet_steps: u64) -> [f64; 6] {
         match self {
@@ -143,19 +151,16 @@ impl Stepper {
 }
 
 impl Rods {
-    /// The rods at rest, each with its model, advanced by `integrator`.
-    pub fn new(rods: Vec<(Rod, RodModel)>, integrator: Integrator) -> Self {
+    /// The rods, each with its initial motion and its model, advanced by `integrator`.
+    pub fn new(rods: Vec<(Rod, RodMotion, RodModel)>, integrator: Integrator) -> Self {
         let rods = rods
             .into_iter()
-            .map(|(rod, model)| match integrator {
-                Integrator::Radau(options) => Stepper::Implicit(Box::new(ImplicitRod::new(
-                    &rod,
-                    &RodMotion::rest(&rod),
-                    model,
-                    options,
-                ))),
+            .map(|(rod, motion, model)| match integrator {
+                Integrator::Radau(options) => {
+                    Stepper::Implicit(Box::new(ImplicitRod::new(&rod, &motion, model, options)))
+                }
                 _ => Stepper::Explicit {
-                    motion: RodMotion::rest(&rod),
+                    motion,
                     rod,
                     model,
                     verlet: Verlet::default(),
@@ -178,6 +183,17 @@ impl Rods {
 
     pub fn is_empty(&self) -> bool {
         self.rods.is_empty()
+    }
+
+    /// The model (inertia, loads, supports) of rod `k`.
+    pub fn rod_model(&self, k: usize) -> &RodModel {
+        self.rods[k].state_model()
+    }
+
+    /// Accepted and rejected steps, f evaluations, Jacobians, factorisations and Newton failures of
+    /// rod `k` (Newton steps of a static solve; Verlet steps).
+    pub fn solver_statistics(&self, k: usize) -> [f64; 6] {
+        self.rods[k].statistics(self.steps)
     }
 
     /// The configuration and motion of every rod now.

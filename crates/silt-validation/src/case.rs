@@ -212,9 +212,13 @@ impl Sweep {
 /// `--set key=value` as a shell takes it: a string value as a bare word where it is one, the whole
 /// assignment in single quotes where it holds spaces or quotes.
 fn command_line(o: &Override) -> String {
-    let value = match &o.value {
+    let Some(value) = &o.value else {
+        return format!("--unset {}", o.key);
+    };
+    let value = match value {
         toml::Value::String(s)
-            if Override::parse(&format!("k={s}")).is_ok_and(|p| p.value.as_str() == Some(s)) =>
+            if Override::parse(&format!("k={s}"))
+                .is_ok_and(|p| p.value.as_ref().and_then(|v| v.as_str()) == Some(s)) =>
         {
             s.clone()
         }

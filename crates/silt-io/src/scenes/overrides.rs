@@ -10,18 +10,26 @@
 use super::keys::{Keys, SceneError};
 use std::path::Path;
 
-/// One change: a dotted key and its new value.
+/// One change: a dotted key and its new value, or `None` to remove the key.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Override {
     pub key: String,
-    pub value: toml::Value,
+    pub value: Option<toml::Value>,
 }
 
 impl Override {
     pub fn new(key: impl Into<String>, value: impl Into<toml::Value>) -> Self {
         Override {
             key: key.into(),
-            value: value.into(),
+            value: Some(value.into()),
+        }
+    }
+
+    /// Removes `key` (which must be in the scene): `--unset key`.
+    pub fn remove(key: impl Into<String>) -> Self {
+        Override {
+            key: key.into(),
+            value: None,
         }
     }
 
@@ -73,10 +81,12 @@ pub fn apply(text: &str, source: &Path, overrides: &[Override]) -> Result<String
         )
     })?;
     for o in overrides {
-        let value: toml_edit::Value =
-            o.value.to_string().parse().map_err(|e| {
+        let value: Option<toml_edit::Value> = match &o.value {
+            Some(v) => Some(v.to_string().parse().map_err(|e| {
                 keys.error(&o.key, format!("the new value is not a TOML value: {e}"))
-            })?;
+            })?),
+            None => None,
+        };
         let parts: Vec<&str> = o.key.split('.').collect();
         set_in_table(document.as_table_mut(), "", &parts, value)
             .map_err(|message| keys.error(&o.key, message))?;
@@ -84,12 +94,13 @@ pub fn apply(text: &str, source: &Path, overrides: &[Override]) -> Result<String
     Ok(document.to_string())
 }
 
-/// Sets the dotted key `rest` below `table` (itself at `name`) to `value`, creating missing tables.
+/// Sets the dotted key `rest` below `table` (itself at `name`) to `value`, creating missing tables,
+/// or removes it (`None`).
 fn set_in_table(
     table: &mut dyn toml_edit::TableLike,
     name: &str,
     rest: &[&str],
-    value: toml_edit::Value,
+    value: Option<toml_edit::Value>,
 ) -> Result<(), String> {
     let (key, below) = rest.split_first().ok_or("an empty key")?;
     let here = if name.is_empty() {
@@ -97,15 +108,22 @@ fn set_in_table(
     } else {
         format!("{name}.{key}")
     };
-    if below.is_empty() {
-        table.insert(key, toml_edit::Item::Value(value));
-        return Ok(());
+    let missing = || format!("`{here}` is not in the scene, so it cannot be removed");
+    match (below.is_empty(), value) {
+        (true, Some(value)) => {
+            table.insert(key, toml_edit::Item::Value(value));
+            return Ok(());
+        }
+        (true, None) => return table.remove(key).map(|_| ()).ok_or_else(missing),
+        (false, None) if !table.contains_key(key) => return Err(missing()),
+        (false, value) => {
+            if !table.contains_key(key) {
+                table.insert(key, toml_edit::Item::Table(toml_edit::Table::new()));
+            }
+            let item = table.get_mut(key).expect("inserted above");
+            set_in_item(item, &here, below, value)
+        }
     }
-    if !table.contains_key(key) {
-        table.insert(key, toml_edit::Item::Table(toml_edit::Table::new()));
-    }
-    let item = table.get_mut(key).expect("inserted above");
-    set_in_item(item, &here, below, value)
 }
 
 /// Sets `rest` (non-empty) below `item` (at `name`): a table, an array of tables or an array.
@@ -113,7 +131,7 @@ fn set_in_item(
     item: &mut toml_edit::Item,
     name: &str,
     rest: &[&str],
-    value: toml_edit::Value,
+    value: Option<toml_edit::Value>,
 ) -> Result<(), String> {
     if let Some(table) = item.as_table_like_mut() {
         return set_in_table(table, name, rest, value);
@@ -148,7 +166,9 @@ fn set_in_item(
             let i = index(values.len())?;
             let entry = values.get_mut(i).expect("in range");
             if below.is_empty() {
-                *entry = value;
+                *entry = value.ok_or_else(|| {
+                    format!("`{here}` is an entry of an array; set it, it cannot be removed")
+                })?;
                 return Ok(());
             }
             match entry {
@@ -210,6 +230,27 @@ material = "steel"
         assert_eq!(second["velocity"].as_array().unwrap().len(), 3);
         assert_eq!(second["material"].as_str(), Some("steel"));
         assert_eq!(t["fluid"]["grid"]["cells"].as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn removes_keys() {
+        let text = apply(
+            SCENE,
+            Path::new("s.toml"),
+            &[Override::remove("simulation.end_time")],
+        )
+        .unwrap();
+        let t: toml::Table = toml::from_str(&text).unwrap();
+        assert!(t["simulation"].get("end_time").is_none());
+        assert_eq!(t["simulation"]["dt"].as_float(), Some(0.1));
+        for key in [
+            "simulation.seed",
+            "output.interval",
+            "particles.0.velocity.0",
+        ] {
+            let e = apply(SCENE, Path::new("s.toml"), &[Override::remove(key)]).unwrap_err();
+            assert!(e.to_string().contains("cannot be removed"), "{e}");
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use silt_core::model::Model;
 use silt_core::Vec3;
 use silt_rods::boundary::{Boundary, EndMotion, Support};
 use silt_rods::dissipation::Damping;
-use silt_rods::dynamics::{Inertia, RodModel};
+use silt_rods::dynamics::{Inertia, RodModel, RodMotion};
 use silt_rods::loads::{EndLoad, Loads};
 use silt_rods::model::{Integrator, Rods};
 use silt_rods::radau::RadauOptions;
@@ -123,6 +123,11 @@ pub struct RodGroup {
     /// Dead force per unit length.
     #[serde(default)]
     pub distributed_force: [f64; 3],
+    /// Initial velocities of the nodes (world frame), one per node (segments + 1); default at rest.
+    pub node_velocities: Option<Vec<[f64; 3]>>,
+    /// Initial angular velocity of every segment in its body frame (components along d1, d2, d3).
+    #[serde(default)]
+    pub spin: [f64; 3],
     /// A sideways bow of this amplitude (times the length) along the normal: an imperfection that
     /// lets a buckling rod choose its way.
     #[serde(default)]
@@ -483,6 +488,27 @@ fn check_group(
         &key("first_end"),
         "a static solve needs a held end (\"hinged\" or \"clamped\"): a free rod has no equilibrium",
     )?;
+    if let Some(v) = &r.node_velocities {
+        keys.require(
+            v.len() == r.segments + 1,
+            &key("node_velocities"),
+            format!("{} velocities", v.len()),
+            &format!("one per node: segments + 1 = {}", r.segments + 1),
+        )?;
+        for (j, u) in v.iter().enumerate() {
+            keys.vector(&key(&format!("node_velocities[{j}]")), *u)?;
+        }
+    }
+    keys.vector(&key("spin"), r.spin)?;
+    keys.forbid(
+        is_static && (r.node_velocities.is_some() || r.spin != [0.0; 3]),
+        &key(if r.spin != [0.0; 3] {
+            "spin"
+        } else {
+            "node_velocities"
+        }),
+        "a static solve starts from rest and has no time to move in; remove it",
+    )?;
     let turn = turn_per_segment(r, end_time);
     let turned_end = if r.last_end_angular_velocity != [0.0; 3] {
         "last_end_angular_velocity"
@@ -652,7 +678,15 @@ impl SceneKind for RodScene {
         let rods = self
             .rods
             .iter()
-            .map(|(rod, model, _)| (rod.clone(), model.clone()))
+            .map(|(rod, model, g)| {
+                let group = &self.section.rod[*g];
+                let mut motion = RodMotion::rest(rod);
+                if let Some(v) = &group.node_velocities {
+                    motion.velocities = v.iter().map(|u| Vec3::from_array(*u)).collect();
+                }
+                motion.angular_velocities = vec![Vec3::from_array(group.spin); rod.segments()];
+                (rod.clone(), motion, model.clone())
+            })
             .collect();
         Ok(Rods::new(rods, self.integrator))
     }
