@@ -112,10 +112,10 @@ fn set_in_table(
     match (below.is_empty(), value) {
         (true, Some(value)) => {
             table.insert(key, toml_edit::Item::Value(value));
-            return Ok(());
+            Ok(())
         }
-        (true, None) => return table.remove(key).map(|_| ()).ok_or_else(missing),
-        (false, None) if !table.contains_key(key) => return Err(missing()),
+        (true, None) => table.remove(key).map(|_| ()).ok_or_else(missing),
+        (false, None) if !table.contains_key(key) => Err(missing()),
         (false, value) => {
             if !table.contains_key(key) {
                 table.insert(key, toml_edit::Item::Table(toml_edit::Table::new()));
