@@ -159,11 +159,21 @@ fn set_changes_a_scene_key_for_check_and_run() {
     assert!(resume.status.success(), "{}", stderr(&resume));
 
     // --unset removes a key: without the viscosity the scene lacks a required key.
-    let unset = silt(&["check", "p.toml", "--unset", "fluid.viscosity"], dir.path());
+    let unset = silt(
+        &["check", "p.toml", "--unset", "fluid.viscosity"],
+        dir.path(),
+    );
     assert_eq!(unset.status.code(), Some(2), "{}", stderr(&unset));
     assert!(stderr(&unset).contains("viscosity"), "{}", stderr(&unset));
-    let missing = silt(&["check", "p.toml", "--unset", "fluid.no_such_key"], dir.path());
-    assert!(stderr(&missing).contains("cannot be removed"), "{}", stderr(&missing));
+    let missing = silt(
+        &["check", "p.toml", "--unset", "fluid.no_such_key"],
+        dir.path(),
+    );
+    assert!(
+        stderr(&missing).contains("cannot be removed"),
+        "{}",
+        stderr(&missing)
+    );
     for (bad, hint) in [
         ("fluid.viscosity=-1", "key `fluid.viscosity`"),
         ("fluid.viscosity.value=1", "is a float, not a table"),

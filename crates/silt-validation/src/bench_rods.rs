@@ -10,7 +10,11 @@
 //! (c) The stiff steel rod swinging for 2 s of physical time with Radau IIA (rtol = atol = 1e-4):
 //!     wall time.
 
+use crate::case::CaseFiles;
 use crate::rod_cases::*;
+use silt_core::model::{Horizon, Model};
+use silt_io::scenes::rods::RodScene;
+use silt_io::scenes::{Override, SceneKind};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -192,19 +196,32 @@ fn run_peer(final_time: f64) -> Result<PeerRun, String> {
 }
 
 pub fn run(options: &RodBenchOptions, log: &mut dyn FnMut(&str)) -> Result<RodBenchReport, String> {
-    // (a) Verlet per step, median of three.
+    // The validation scenes: the Timoshenko cantilever and the steel rod.
+    let statics_case = CaseFiles::open("rod-statics", false)?;
+    let dynamics_case = CaseFiles::open("rod-cantilever-dynamics", false)?;
+    let pendulum_case = CaseFiles::open("rod-steel-pendulum", false)?;
+    let reference_tip = dynamics_case
+        .table::<toml::Table>("reference")?
+        .get("timoshenko_tip")
+        .and_then(|v| v.as_float())
+        .ok_or("validation/rod-cantilever-dynamics/reference.toml: no timoshenko_tip")?;
+    // (a) Verlet per step (undamped), median of three.
     let dt = 0.07 * 3.0 / 100.0;
     let mut per_step = Vec::new();
     for _ in 0..3 {
-        let (mut rod, model) = timoshenko_rod(100, 1.0);
-        let mut motion = silt_rods::dynamics::RodMotion::rest(&rod);
-        let mut verlet = silt_rods::verlet::Verlet::default();
+        let changes = [
+            Override::new("rods.integrator", "verlet"),
+            Override::new("rods.time_step", dt),
+            Override::remove("rods.relative_tolerance"),
+            Override::remove("rods.absolute_tolerance"),
+            Override::new("rods.rod.0.drag", 0.0),
+        ];
+        let scene = dynamics_case.scene("cantilever.toml", &changes, RodScene::parse)?;
+        let mut rods = scene.build().map_err(|e| e.to_string())?;
         let start = Instant::now();
-        verlet.advance(&mut rod, &mut motion, &model, 0.0, dt, options.verlet_steps);
+        rods.advance(Horizon::Steps(options.verlet_steps as u64))
+            .map_err(|e| format!("the Verlet benchmark failed: {e}"))?;
         per_step.push(start.elapsed().as_secs_f64() * 1e6 / options.verlet_steps as f64);
-        if !rod.nodes[100].is_finite() {
-            return Err("the Verlet benchmark diverged".into());
-        }
     }
     per_step.sort_by(f64::total_cmp);
     let verlet_us_per_step = per_step[1];
@@ -214,7 +231,7 @@ pub fn run(options: &RodBenchOptions, log: &mut dyn FnMut(&str)) -> Result<RodBe
     // (b) static solver, best of three; damped dynamics checked every 0.5.
     let mut statics = Vec::new();
     for _ in 0..3 {
-        statics.push(timoshenko_static(100, 1.0)?);
+        statics.push(timoshenko_static(&statics_case, 100, 1.0)?);
     }
     statics.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
     let best = statics[0];
@@ -222,18 +239,34 @@ pub fn run(options: &RodBenchOptions, log: &mut dyn FnMut(&str)) -> Result<RodBe
         "(b) static solver: {:.4} s, tip {:.6}",
         best.seconds, best.tip
     ));
-    let radau = timoshenko_radau(100, 1.4, 40.0, 0.5, 1e-4)?;
+    let radau = damped_cantilever(
+        &dynamics_case,
+        Some(1e-4),
+        None,
+        40.0,
+        0.5,
+        reference_tip,
+        0.01,
+    )?;
     log(&format!(
         "(b) Radau IIA: settled at t = {:?} after {:?} s",
         radau.settled_time, radau.settled_seconds
     ));
-    let verlet = timoshenko_verlet(100, 1.4, dt, 40.0, 0.5);
+    let verlet = damped_cantilever(
+        &dynamics_case,
+        None,
+        Some(dt),
+        40.0,
+        0.5,
+        reference_tip,
+        0.01,
+    )?;
     log(&format!(
         "(b) Verlet: settled at t = {:?} after {:?} s",
         verlet.settled_time, verlet.settled_seconds
     ));
     // (c) the steel rod.
-    let pendulum = steel_pendulum_run(50, options.pendulum_time, 1, 1e-4, None)?;
+    let pendulum = steel_pendulum(&pendulum_case, 50, options.pendulum_time, 1, None)?;
     log(&format!(
         "(c) steel rod: {} s of physical time in {:.2} s",
         options.pendulum_time, pendulum.implicit_seconds
@@ -260,7 +293,7 @@ pub fn run(options: &RodBenchOptions, log: &mut dyn FnMut(&str)) -> Result<RodBe
         verlet_settle_seconds: verlet.settled_seconds,
         pendulum_seconds: pendulum.implicit_seconds,
         pendulum_time: options.pendulum_time,
-        pendulum_steps: pendulum.implicit_stats.accepted_steps,
+        pendulum_steps: pendulum.implicit_steps.0,
         peer,
     })
 }

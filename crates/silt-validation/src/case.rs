@@ -41,6 +41,11 @@ const FILES: &[(&str, &str, &str)] = case_files! {
     "jeffery-orbit": ["reference.toml", "chain.toml"],
     "active-filament": ["reference.toml", "swimmer.toml"],
     "sedimenting-fiber": ["reference.toml", "fiber.toml"],
+    "rod-statics": ["reference.toml", "stretch.toml", "timoshenko.toml"],
+    "rod-cantilever-dynamics": ["reference.toml", "cantilever.toml"],
+    "rod-conservation": ["reference.toml", "free-rod.toml"],
+    "rod-steel-pendulum": ["reference.toml", "pendulum.toml"],
+    "rod-helical-buckling": ["reference.toml", "buckling.toml"],
 };
 
 /// One case's files and the version (full or quick) being run.

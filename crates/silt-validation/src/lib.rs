@@ -18,7 +18,6 @@ pub mod normal_collision;
 pub mod oblique_collision;
 pub mod periodic_settling;
 pub mod report;
-pub mod report_rods;
 pub mod rod_cases;
 pub mod sedimenting_fiber;
 pub mod settled_bed;

@@ -140,27 +140,27 @@ pub const CASES: &[Case] = &[
     Case {
         name: "rod-statics",
         description: "Cosserat rods, static solver: axial stretch F L/(E A), Timoshenko cantilever and its unshearable limit, second-order convergence in h",
-        run: crate::report_rods::rod_statics_case,
+        run: crate::rod_cases::rod_statics_case,
     },
     Case {
         name: "rod-cantilever-dynamics",
         description: "Timoshenko cantilever damped to rest by Radau IIA and by position Verlet: final tip and time to settle within 1 %",
-        run: crate::report_rods::rod_cantilever_dynamics_case,
+        run: crate::rod_cases::rod_cantilever_dynamics_case,
     },
     Case {
         name: "rod-conservation",
         description: "a free, bent, spinning rod without damping: energy and angular momentum under Radau IIA and position Verlet",
-        run: crate::report_rods::rod_conservation_case,
+        run: crate::rod_cases::rod_conservation_case,
     },
     Case {
         name: "rod-steel-pendulum",
         description: "a stiff steel rod swinging under gravity: Radau IIA far above the explicit limit against a fine position-Verlet run",
-        run: crate::report_rods::rod_steel_pendulum_case,
+        run: crate::rod_cases::rod_steel_pendulum_case,
     },
     Case {
         name: "rod-helical-buckling",
         description: "a twisted, end-shortened rod buckles into a localized helix: envelope against the analytic solution (Gazzola et al. 2018)",
-        run: crate::report_rods::rod_helical_buckling_case,
+        run: crate::rod_cases::rod_helical_buckling_case,
     },
     Case {
         name: "settled-bed",
