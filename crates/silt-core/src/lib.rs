@@ -6,6 +6,7 @@
 pub mod lanes;
 pub mod model;
 pub mod rk3;
+pub mod signal;
 pub mod simd;
 
 /// Three-component double-precision vector used for positions, velocities, forces and torques.

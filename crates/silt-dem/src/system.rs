@@ -14,6 +14,7 @@ use crate::Vec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use silt_core::rk3::stage_fraction;
+use silt_core::signal::Signal;
 
 /// A run that cannot continue.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,6 +105,8 @@ pub struct DemSystem {
     /// Groups of fixed spheres (prescribed motion: they move at their velocity) that become free at a
     /// given time; the seed prescribes the approach velocity of a sphere before letting it go.
     pub releases: Vec<Release>,
+    /// Groups of fixed spheres whose prescribed velocity is a function of time.
+    pub prescribed: Vec<PrescribedVelocity>,
     carried_loads: Option<Loads>,
     densities: Vec<f64>,
     scratch: Scratch,
@@ -114,6 +117,14 @@ pub struct DemSystem {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Release {
     pub time: f64,
+    pub particles: std::ops::Range<usize>,
+}
+
+/// Spheres `particles`, while fixed, move at `velocity`, taken at the middle of each step (the seed's
+/// approach velocity u_in (exp(-40 t) - 1) of a sphere driven at a wall, sec. 5.2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrescribedVelocity {
+    pub velocity: [Signal; 3],
     pub particles: std::ops::Range<usize>,
 }
 
@@ -146,6 +157,7 @@ impl DemSystem {
             wall_states,
             evaluations: 0,
             releases: Vec::new(),
+            prescribed: Vec::new(),
             carried_loads: None,
             densities,
             scratch: Scratch::default(),
@@ -175,7 +187,7 @@ impl DemSystem {
             // Its half kicks, drift, folding and checks share the passes over the particles of the
             // evaluation of the loads.
             Integrator::VelocityVerlet => {
-                self.apply_releases();
+                self.begin_step();
                 self.velocity_verlet_step(external)
             }
         }
@@ -187,7 +199,7 @@ impl DemSystem {
     /// Only the integrators with stages take them: velocity Verlet is refused.
     pub fn step_stage(&mut self, stage: usize, external: &Loads) -> Result<(), StepError> {
         if stage == 0 {
-            self.apply_releases();
+            self.begin_step();
         }
         match self.integrator {
             Integrator::PredictorCorrector { substeps } => {
@@ -219,6 +231,14 @@ impl DemSystem {
         )
     }
 
+    /// What is due at the start of a step: the releases of fixed spheres and the prescribed velocities
+    /// of those still fixed. A coupled step calls it before it forces the fluid with the spheres' motion;
+    /// calling it again within the step changes nothing.
+    pub fn begin_step(&mut self) {
+        self.apply_releases();
+        self.apply_prescribed();
+    }
+
     /// Frees the spheres of every release that is due at the start of this step (see [`Release`]). Their
     /// `fixed` flags are part of the particles, so a checkpoint keeps what was released.
     fn apply_releases(&mut self) {
@@ -227,6 +247,20 @@ impl DemSystem {
             if start >= release.time - 0.5 * self.dt {
                 for i in release.particles.clone() {
                     self.particles.fixed[i] = false;
+                }
+            }
+        }
+    }
+
+    /// Sets the velocity of the still fixed spheres of each prescribed motion to its value at the middle
+    /// of this step (see [`PrescribedVelocity`]).
+    fn apply_prescribed(&mut self) {
+        let middle = self.time() + 0.5 * self.dt;
+        for motion in &self.prescribed {
+            let velocity = Vec3::from_array(motion.velocity.each_ref().map(|s| s.at(middle)));
+            for i in motion.particles.clone() {
+                if self.particles.fixed[i] {
+                    self.particles.velocity[i] = velocity;
                 }
             }
         }

@@ -14,7 +14,7 @@ pub mod momentum;
 pub mod poisson;
 pub mod projection;
 pub mod scales;
-pub mod signal;
+pub use silt_core::signal;
 pub mod solver;
 #[cfg(test)]
 pub(crate) mod test_support;

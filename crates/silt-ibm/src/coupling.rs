@@ -141,8 +141,9 @@ fn rigid_spheres(dem: &DemSystem) -> Vec<RigidSphere> {
         .collect()
 }
 
-/// One time step of length `dt` of the fluid with the resolved spheres (seed sec. 2 and 4), stage by
-/// stage of the Runge–Kutta scheme:
+/// One time step of length `dt` of the fluid with the resolved spheres (seed sec. 2 and 4): the releases
+/// and prescribed velocities due at its start ([`DemSystem::begin_step`]), then stage by stage of the
+/// Runge–Kutta scheme:
 ///
 /// 1. the fluid's explicit increment (convection, the explicit viscous part, body force and driving,
 ///    the pressure gradient of the previous stage);
@@ -158,6 +159,8 @@ pub fn coupled_step(
     dt: f64,
 ) -> Result<(), CoupledStepError> {
     particles.dem.dt = dt;
+    // Releases and prescribed velocities due now, before the forcing uses the spheres' motion.
+    particles.dem.begin_step();
     let mut driving_gradient = 0.0;
     for stage in 0..3 {
         fluid.explicit_increment(stage, dt);

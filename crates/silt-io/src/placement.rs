@@ -252,11 +252,89 @@ pub fn lattice_positions(region: (Vec3, Vec3), spacing: f64, count: usize) -> Ve
     out
 }
 
+/// Columns (along x) and rows (along y, even) of the hexagonal layer of [`hexagonal_layer`].
+fn hexagonal_shape(region: (Vec3, Vec3), spacing: f64) -> [usize; 2] {
+    let size = region.1 - region.0;
+    let columns = ((size.x / spacing).round() as usize).max(1);
+    let rows = 2 * ((size.y / (3f64.sqrt() * spacing)).round() as usize).max(1);
+    [columns, rows]
+}
+
+/// The number of sites of the hexagonal layer of [`hexagonal_layer`].
+pub fn hexagonal_sites(region: (Vec3, Vec3), spacing: f64) -> usize {
+    let [columns, rows] = hexagonal_shape(region, spacing);
+    columns * rows
+}
+
+/// One layer of sites on a hexagonal lattice over the horizontal (x, y) extent of `region`, about
+/// `spacing` apart: whole columns along x and an even number of rows along y, stretched to fill it (so
+/// that a periodic box closes the lattice), each centre at a height drawn uniformly from the region's
+/// z range: the rough bed of fixed spheres of the seed (sec. 6).
+pub fn hexagonal_layer(region: (Vec3, Vec3), spacing: f64, rng: &mut impl Rng) -> Vec<Vec3> {
+    let (lo, hi) = region;
+    let size = hi - lo;
+    let [columns, rows] = hexagonal_shape(region, spacing);
+    let (dx, dy) = (size.x / columns as f64, size.y / rows as f64);
+    let mut sites = Vec::with_capacity(rows * columns);
+    for j in 0..rows {
+        for i in 0..columns {
+            let x = lo.x + (i as f64 + 0.5 * (j % 2) as f64) * dx;
+            let y = lo.y + (j as f64 + 0.5) * dy;
+            sites.push(Vec3::new(x, y, rng.gen_range(lo.z..=hi.z)));
+        }
+    }
+    sites
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn a_hexagonal_layer_closes_a_periodic_box_and_blocks_the_floor() {
+        // Spheres of diameter 1 about 1 apart over a 6 x 6 periodic floor, centres at heights in [0, 0.5]:
+        // 6 columns, 6 rows, and no free sphere of radius 0.35 reaches the floor between them (every
+        // point of the wall plane is closer than R_f + R_min to a fixed centre, seen from a sphere
+        // touching the wall).
+        let region = (Vec3::ZERO, Vec3::new(6.0, 6.0, 0.5));
+        let layer = hexagonal_layer(region, 1.0, &mut ChaCha8Rng::seed_from_u64(1));
+        assert_eq!(layer.len(), 36);
+        assert!(layer.iter().all(|c| (0.0..=0.5).contains(&c.z)));
+        let domain = Domain {
+            min: Vec3::ZERO,
+            max: Vec3::new(6.0, 6.0, 10.0),
+            periodic: [true, true, false],
+        };
+        // Neighbours across the periodic seams are as close as inside: the nearest horizontal
+        // distance is the spacing everywhere.
+        for (a, &c) in layer.iter().enumerate() {
+            let nearest = layer
+                .iter()
+                .enumerate()
+                .filter(|&(b, _)| b != a)
+                .map(|(_, &d)| {
+                    let s = domain.separation(c, d);
+                    s.x.hypot(s.y)
+                })
+                .fold(f64::INFINITY, f64::min);
+            assert!((nearest - 1.0).abs() < 0.02, "site {a}: nearest {nearest}");
+        }
+        let r_min = 0.35;
+        for i in 0..60 {
+            for j in 0..60 {
+                let x = Vec3::new(0.1 * i as f64, 0.1 * j as f64, r_min);
+                let blocked = layer
+                    .iter()
+                    .any(|&c| domain.separation(x, c).length() < 0.5 + r_min);
+                assert!(
+                    blocked,
+                    "a sphere of radius {r_min} reaches the wall at {x}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn random_placement_does_not_overlap_and_is_reproducible() {

@@ -242,6 +242,14 @@ fn mistakes_in_coupled_scenes_are_named() {
         &format!("{BASE}\n[coupling]\nforcing = 3\n"),
         "coupling.forcing",
     );
+    let message = error_of(
+        &format!("{BASE}\n[coupling]\nfluid_forces_in_contact = \"wet\"\n"),
+        "coupling.fluid_forces_in_contact",
+    );
+    assert!(
+        message.contains("\"st-crit\", \"on\", \"off\""),
+        "{message}"
+    );
     error_of(
         &BASE.replace("fixed = true\nrelease_time", "release_time"),
         "particles[2].release_time",

@@ -112,7 +112,7 @@ fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
         (replace("time_step = 0.01", "time_step = -0.01"), "fluid.time_step", "> 0"),
         (replace("time_step = 0.01", "time_step = 1.0"), "fluid.time_step", "at least one step"),
         (replace("time_step = 0.01", "time_step = 0.01\nmax_time_step = 0.1"), "fluid.max_time_step", "only an adaptive step"),
-        (replace("time_step = 0.01", "cfl = 2.0"), "fluid.cfl", "(0, 1.7321]"),
+        (replace("time_step = 0.01", "cfl = 2.0"), "fluid.cfl", "[0.01, 1.7321]"),
         (replace("time_step = 0.01", "cfl = 0.5\nmax_time_step = 0.0"), "fluid.max_time_step", "> 0"),
         (
             replace("viscous = \"crank-nicolson\"", "viscous = \"explicit\"")

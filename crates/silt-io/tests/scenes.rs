@@ -131,6 +131,39 @@ fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
             "simulation.dt",
             "too large",
         ),
+        (
+            replace(
+                "count = 20\nregion = { min = [0.0, 0.0, 0.0], max = [0.01, 0.01, 0.01] }\ndiameter = { distribution = \"gaussian\", mean = 0.001, std = 0.0001 }",
+                "positions = [[0.005, 0.005, 0.008]]\ndiameters = [0.0105]",
+            ),
+            "domain.max",
+            "touch its own image",
+        ),
+        (
+            replace("count = 20", "count = 20\nvelocity = [0.0, 0.0, { from = 0.0, to = -1.0, rate = 40.0 }]"),
+            "particles[0].velocity[2]",
+            "applies to fixed spheres",
+        ),
+        (
+            replace("count = 20", "count = 20\nfixed = true\nvelocity = [0.0, 0.0, { from = 0.0, to = -1.0, rate = 0.0 }]"),
+            "particles[0].velocity[2]",
+            "rate 0 must be > 0",
+        ),
+        (
+            replace("count = 20", "count = 20\nfixed = true\nvelocity = [0.0, 0.0, { from = 0.0, rate = 4.0 }]"),
+            "particles[0].velocity[2].to",
+            "needs `from`, `to` and `rate`",
+        ),
+        (
+            replace("count = 20", "count = 200\nfixed = true\nplacement = \"hexagonal\""),
+            "particles[0].count",
+            "hexagonal sites",
+        ),
+        (
+            replace("count = 20\n", "fixed = true\nplacement = \"lattice\"\n"),
+            "particles[0].count",
+            "a \"hexagonal\" layer may leave it out",
+        ),
     ];
     let wrong: Vec<String> = cases
         .into_iter()
@@ -193,4 +226,56 @@ fn no_scene_makes_silt_panic() {
     assert!(checked > 100, "{checked}");
     // Some mutants are still valid scenes (a dropped optional key, a value still in range).
     assert!(accepted > 10, "{accepted} of {checked}");
+}
+
+/// A fixed group whose velocity is a signal moves at it, taken at the middle of each step, until its
+/// release; then it falls freely. A hexagonal layer without a count fills its region, sunk into the
+/// floor (fixed spheres may overlap the wall and each other).
+#[test]
+fn prescribed_motion_follows_its_signal_until_the_release() {
+    use silt_core::model::{Horizon, Model};
+    use silt_io::scenes::SceneKind;
+    let text = replace(
+        "count = 20\nregion = { min = [0.0, 0.0, 0.0], max = [0.01, 0.01, 0.01] }\ndiameter = { distribution = \"gaussian\", mean = 0.001, std = 0.0001 }",
+        "positions = [[0.005, 0.005, 0.015]]\ndiameters = [0.001]\nfixed = true\n\
+         velocity = [0.0, 0.0, { from = 0.0, to = -0.5, rate = 400.0 }]\nrelease_time = 0.005\n\
+         [[particles]]\nmaterial = \"glass\"\nfixed = true\nplacement = \"hexagonal\"\n\
+         lattice_spacing = 0.001\nregion = { min = [0.0, 0.0, 0.0], max = [0.01, 0.01, 0.0005] }\n\
+         diameter = { distribution = \"fixed\", value = 0.001 }",
+    );
+    let scene = Scene::parse(&text, Path::new("prescribed.toml")).unwrap();
+    let mut model = scene.build().unwrap();
+    // The layer: 10 columns, 2 round(10 / sqrt 3) = 12 rows, every site filled.
+    assert_eq!(model.system.particles.len(), 1 + 120);
+    let dt = 1e-5;
+    let velocity = |t: f64| -0.5 * (1.0 - (-400.0 * t).exp());
+    let mut z = 0.015;
+    for step in 0..500 {
+        z += dt * velocity((step as f64 + 0.5) * dt);
+    }
+    let advance = |model: &mut silt_dem::model::DemModel, steps: u64| {
+        let target = model.steps() + steps;
+        while model.steps() < target {
+            model.advance(Horizon::Steps(1)).unwrap();
+        }
+    };
+    advance(&mut model, 500);
+    let p = &model.system.particles;
+    assert!(
+        (p.position[0].z - z).abs() < 1e-12,
+        "{} against {z}",
+        p.position[0].z
+    );
+    assert_eq!(p.velocity[0].z, velocity(499.5 * dt));
+    assert!(p.fixed[0]);
+    // Released at t = 0.005: gravity takes over from the last prescribed velocity.
+    advance(&mut model, 100);
+    let p = &model.system.particles;
+    assert!(!p.fixed[0]);
+    let expected = velocity(499.5 * dt) - 9.81 * 100.0 * dt;
+    assert!(
+        (p.velocity[0].z - expected).abs() < 1e-9,
+        "{} against {expected}",
+        p.velocity[0].z
+    );
 }

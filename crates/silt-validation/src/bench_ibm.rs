@@ -8,7 +8,8 @@
 //!     random without overlap, the fluid at rest.
 
 use crate::bench_dem::{machine, pool};
-use crate::ten_cate::{self, TenCateCase};
+use crate::case::CaseFiles;
+use crate::ten_cate;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use silt_dem::domain::Domain;
@@ -261,9 +262,17 @@ pub fn run(
     progress: &mut dyn FnMut(&str),
 ) -> Result<IbmBenchReport, String> {
     let ten_cate_problem = || -> Result<Problem, String> {
-        let (fluid, coupled) =
-            ten_cate::setup(TenCateCase::standard(2, options.ten_cate_d_over_h))?;
-        Ok(Problem { fluid, coupled })
+        // The case's scene (validation/ten-cate/settling.toml) at the bench's resolution.
+        let case = CaseFiles::open("ten-cate", false)?;
+        let parameters = ten_cate::Parameters {
+            d_over_h: options.ten_cate_d_over_h,
+            ..case.parameters()?
+        };
+        let (model, _) = ten_cate::model(&case, "E3", &parameters)?;
+        Ok(Problem {
+            fluid: model.fluid,
+            coupled: model.particles,
+        })
     };
     let suspension_problem = || suspension(options);
     let mut rows = Vec::new();

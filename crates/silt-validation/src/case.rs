@@ -46,6 +46,12 @@ const FILES: &[(&str, &str, &str)] = case_files! {
     "rod-conservation": ["reference.toml", "free-rod.toml"],
     "rod-steel-pendulum": ["reference.toml", "pendulum.toml"],
     "rod-helical-buckling": ["reference.toml", "buckling.toml"],
+    "ten-cate": ["reference.toml", "settling.toml"],
+    "couette-sphere": ["reference.toml", "sphere.toml"],
+    "stokes-array": ["reference.toml", "array.toml", "settling.toml"],
+    "gondret": ["reference.toml", "st27.toml", "st152.toml"],
+    "wall-collisions": ["reference.toml", "impact.toml"],
+    "settled-bed": ["reference.toml", "bed.toml"],
 };
 
 /// One case's files and the version (full or quick) being run.
@@ -142,6 +148,51 @@ impl CaseFiles {
         parse(&text, &path).map_err(|e| e.to_string())
     }
 
+    /// A value of scene `file` as written (before any change): `key` in the dotted form of `--set`,
+    /// with array indices as numbers (`particles.0.diameters.0`). For the figures a case derives its
+    /// set-up from (a sphere's diameter, a box), so that the scene stays their one source.
+    pub fn scene_value(&self, file: &str, key: &str) -> Result<toml::Value, String> {
+        let text = file_text(self.name, file)?;
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| format!("validation/{}/{file}: {e}", self.name))?;
+        let mut value = toml::Value::Table(table);
+        for part in key.split('.') {
+            let next = match (&value, part.parse::<usize>()) {
+                (toml::Value::Array(items), Ok(i)) => items.get(i).cloned(),
+                (toml::Value::Table(t), _) => t.get(part).cloned(),
+                _ => None,
+            };
+            value =
+                next.ok_or_else(|| format!("validation/{}/{file}: no key `{key}`", self.name))?;
+        }
+        Ok(value)
+    }
+
+    /// A number of scene `file` as written (see [`Self::scene_value`]).
+    pub fn scene_number(&self, file: &str, key: &str) -> Result<f64, String> {
+        let value = self.scene_value(file, key)?;
+        value
+            .as_float()
+            .or_else(|| value.as_integer().map(|i| i as f64))
+            .ok_or_else(|| format!("validation/{}/{file}: `{key}` is not a number", self.name))
+    }
+
+    /// `fluid.spacing = h` and `fluid.cells` for the box of scene `file` (cells times spacing, as
+    /// written) at that spacing: a change of resolution that keeps the box.
+    pub fn grid_at(&self, file: &str, h: f64) -> Result<[Override; 2], String> {
+        let written = self.scene_number(file, "fluid.spacing")?;
+        let cells = (0..3)
+            .map(|a| {
+                let n = self.scene_number(file, &format!("fluid.cells.{a}"))?;
+                Ok((n * written / h).round() as i64)
+            })
+            .collect::<Result<Vec<i64>, String>>()?;
+        Ok([
+            Override::new("fluid.spacing", h),
+            Override::new("fluid.cells", cells),
+        ])
+    }
+
     /// The runs made so far (scene and changes), one line each, without repeats.
     pub fn runs(&self) -> Vec<String> {
         let mut runs = self.runs.borrow().clone();
@@ -191,6 +242,18 @@ pub fn advance_to<M: Model>(model: &mut M, time: f64) -> Result<(), String> {
                     .map_err(|e| e.to_string())?;
             }
         }
+    }
+    Ok(())
+}
+
+/// Advances `model` by `steps` whole steps (a model may take fewer than a [`Horizon::Steps`] asks for
+/// in one call).
+pub fn advance_steps<M: Model>(model: &mut M, steps: u64) -> Result<(), String> {
+    let target = model.steps() + steps;
+    while model.steps() < target {
+        model
+            .advance(Horizon::Steps(target - model.steps()))
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

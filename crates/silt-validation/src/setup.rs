@@ -49,16 +49,6 @@ pub fn open_box(half_width: f64, height: f64) -> Domain {
     }
 }
 
-/// The floor z = 0.
-pub fn floor(material: usize) -> Wall {
-    Wall {
-        point: Vec3::ZERO,
-        normal: Vec3::Z,
-        material,
-        velocity: Vec3::ZERO,
-    }
-}
-
 /// A system without gravity for isolated collisions.
 pub fn collision_system(
     domain: Domain,
@@ -81,14 +71,6 @@ pub fn collision_system(
         dt,
         skin,
     )
-}
-
-/// Runs a fluid solver until its time reaches `end_time` (to round-off).
-pub fn run_to(solver: &mut silt_fluid::FluidSolver, end_time: f64) -> Result<(), String> {
-    while solver.state.time < end_time * (1.0 - 1e-12) {
-        solver.step().map_err(|e| e.to_string())?;
-    }
-    Ok(())
 }
 
 /// The seed's contact model for wet runs on a fluid grid of cell size `h` (seed sec. 2-5): ACTM + spring with

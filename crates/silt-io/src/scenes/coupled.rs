@@ -27,7 +27,7 @@ use silt_dem::system::DemSystem;
 use silt_fluid::model::{AXIS_NAMES, FACE_NAMES};
 use silt_fluid::Boundary;
 use silt_ibm::coupling::{
-    CoupledParticles, DEFAULT_FORCING_ITERATIONS, DEFAULT_MARKER_RETRACTION,
+    ContactHydrodynamics, CoupledParticles, DEFAULT_FORCING_ITERATIONS, DEFAULT_MARKER_RETRACTION,
     LUBRICATION_RANGE_CELLS,
 };
 use silt_ibm::markers::SphereMarkers;
@@ -56,6 +56,9 @@ pub struct CouplingSection {
     pub roughness: Option<f64>,
     /// Material of the walls (the fluid's no-slip and free-slip faces); default the first material.
     pub wall_material: Option<String>,
+    /// The hydrodynamic loads during a contact: "st-crit" (the seed's rule, eq. 22: off above St_crit;
+    /// default), "on" or "off" (the wet and dry contacts of the seed's Fig. 9).
+    pub fluid_forces_in_contact: Option<String>,
 }
 
 /// A checked coupled scene.
@@ -67,6 +70,7 @@ pub struct CoupledScene {
     pub fluid: FluidScene,
     pub forcing_iterations: usize,
     pub marker_retraction: f64,
+    pub in_contact: ContactHydrodynamics,
     /// Fluid density rho_f.
     pub fluid_density: f64,
     /// Axis of the averaged profiles: `fluid.output.profile_axis`, else the axis gravity acts along
@@ -199,6 +203,19 @@ impl CoupledScene {
                 .unwrap_or(DEFAULT_MARKER_RETRACTION),
             Range::Closed(0.0, 1.0),
             "cells; 0.3 is Breugem's choice, 0 puts the markers on the surface",
+        )?;
+
+        let in_contact = keys.choice(
+            "coupling.fluid_forces_in_contact",
+            coupling
+                .fluid_forces_in_contact
+                .as_deref()
+                .unwrap_or("st-crit"),
+            &[
+                ("st-crit", ContactHydrodynamics::Seed),
+                ("on", ContactHydrodynamics::Wet),
+                ("off", ContactHydrodynamics::Dry),
+            ],
         )?;
 
         // Boundaries the particles can live with.
@@ -334,6 +351,7 @@ impl CoupledScene {
             fluid,
             forcing_iterations,
             marker_retraction,
+            in_contact,
             fluid_density,
             profile_axis,
         })
@@ -372,7 +390,7 @@ impl CoupledScene {
             fluid.config.body_force[a] = fluid.config.body_force[a].shifted(force[a]);
         }
         let solver = fluid.solver()?;
-        let coupled = CoupledParticles::new(
+        let mut coupled = CoupledParticles::new(
             dem,
             fluid.config.grid,
             &fluid.config.boundaries,
@@ -380,6 +398,7 @@ impl CoupledScene {
             self.forcing_iterations,
             self.marker_retraction,
         );
+        coupled.in_contact = self.in_contact;
         Ok((solver, coupled))
     }
 

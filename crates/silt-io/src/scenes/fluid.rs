@@ -527,8 +527,9 @@ fn default_max_time_step(
 }
 
 /// A number, or a signal of time: a Fourier series `{ mean, period, cos = [..], sin = [..] }`
-/// (mean + sum_k cos[k-1] cos(2 pi k t / period) + sin[k-1] sin(2 pi k t / period)) or a table
-/// `{ table = [[t, value], ...] }` interpolated linearly in time.
+/// (mean + sum_k cos[k-1] cos(2 pi k t / period) + sin[k-1] sin(2 pi k t / period)), a table
+/// `{ table = [[t, value], ...] }` interpolated linearly in time, or a relaxation `{ from, to, rate }`
+/// (to + (from - to) exp(-rate t)).
 pub fn signal(keys: &Keys, key: &str, value: &toml::Value) -> Result<Signal, SceneError> {
     let number = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
     let numbers = |name: &str, v: Option<&toml::Value>| -> Result<Vec<f64>, SceneError> {
@@ -545,8 +546,8 @@ pub fn signal(keys: &Keys, key: &str, value: &toml::Value) -> Result<Signal, Sce
             Some(_) => Err(keys.error(format!("{key}.{name}"), "must be a list of numbers")),
         }
     };
-    let allowed = "a number, a Fourier series { mean, period, cos = [..], sin = [..] } or a table \
-                   { table = [[t, value], ...] }";
+    let allowed = "a number, a Fourier series { mean, period, cos = [..], sin = [..] }, a table \
+                   { table = [[t, value], ...] } or a relaxation { from, to, rate }";
     let signal = match value {
         toml::Value::Table(t) if t.contains_key("table") => {
             if let Some(other) = t.keys().find(|k| *k != "table") {
@@ -578,6 +579,30 @@ pub fn signal(keys: &Keys, key: &str, value: &toml::Value) -> Result<Signal, Sce
                         "must be a list of [time, value] pairs",
                     ))
                 }
+            }
+        }
+        toml::Value::Table(t) if t.contains_key("rate") => {
+            if let Some(other) = t
+                .keys()
+                .find(|k| !["from", "to", "rate"].contains(&k.as_str()))
+            {
+                return Err(keys.error(
+                    format!("{key}.{other}"),
+                    format!("unknown; {key} is {allowed}"),
+                ));
+            }
+            let value = |name: &str| {
+                t.get(name).and_then(number).ok_or_else(|| {
+                    keys.missing(
+                        format!("{key}.{name}"),
+                        "a relaxation needs `from`, `to` and `rate` (numbers)",
+                    )
+                })
+            };
+            Signal::Relaxation {
+                from: value("from")?,
+                to: value("to")?,
+                rate: value("rate")?,
             }
         }
         toml::Value::Table(t) => {

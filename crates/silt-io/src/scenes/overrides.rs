@@ -141,7 +141,7 @@ fn set_in_item(
     let index = |len: usize| -> Result<usize, String> {
         let i: usize = index_key.parse().map_err(|_| {
             format!(
-                "`{name}` is an array of {len}; the next key must be an index 0..{len}, not                  `{index_key}`"
+                "`{name}` is an array of {len}; the next key must be an index 0..{len}, not `{index_key}`"
             )
         })?;
         if i < len {

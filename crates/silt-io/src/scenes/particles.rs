@@ -6,7 +6,9 @@
 use super::keys::{mib, num, Keys, Range, SceneError};
 use super::output::{fits_in_memory, fixed_steps, OutputSection};
 use super::{SceneFile, SceneKind};
-use crate::placement::{lattice_positions, random_positions, DiameterDistribution};
+use crate::placement::{
+    hexagonal_layer, hexagonal_sites, lattice_positions, random_positions, DiameterDistribution,
+};
 use crate::run::RunSettings;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -25,8 +27,9 @@ use silt_dem::material::{Material, DEFAULT_POISSON};
 use silt_dem::model::DemModel;
 use silt_dem::neighbor::DEFAULT_SKIN_FRACTION;
 use silt_dem::particles::Particles;
-use silt_dem::system::{DemSystem, Release};
+use silt_dem::system::{DemSystem, PrescribedVelocity, Release};
 use silt_dem::wall::Wall;
+use silt_fluid::Signal;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -136,8 +139,8 @@ pub struct ParticleGroup {
     pub fixed: bool,
     /// Time at which fixed spheres become free (prescribed motion with `velocity` until then).
     pub release_time: Option<f64>,
-    #[serde(default)]
-    pub velocity: [f64; 3],
+    /// Three numbers; for fixed spheres each may be a signal of time (`fluid::signal`).
+    pub velocity: Option<[toml::Value; 3]>,
     /// Random velocities of this temperature k T added (LAMMPS `velocity create`: uniform, zero net
     /// momentum, rescaled to the temperature; per component <m u^2> = k T).
     pub temperature: Option<f64>,
@@ -213,9 +216,20 @@ enum Spheres {
     Placed {
         count: usize,
         distribution: DiameterDistribution,
-        lattice: Option<f64>,
+        arrangement: Arrangement,
         region: (Vec3, Vec3),
     },
+}
+
+/// How placed spheres are arranged in their region.
+#[derive(Clone, Copy, Debug)]
+enum Arrangement {
+    /// Random sequential addition without overlap.
+    Random,
+    /// A simple-cubic lattice of this spacing.
+    Cubic(f64),
+    /// One hexagonal layer of about this spacing at random heights ([`hexagonal_layer`]).
+    Hexagonal(f64),
 }
 
 /// A checked particle scene: the model's parts, the groups to place and the run's schedule.
@@ -387,6 +401,7 @@ impl ParticleScene {
         let mut rng = ChaCha8Rng::seed_from_u64(self.tables.simulation.seed);
         let mut particles = Particles::default();
         let mut origin = Vec::new();
+        let mut prescribed = Vec::new();
         for (i, (group, spheres)) in self.tables.groups.iter().zip(&self.spheres).enumerate() {
             let key = |k: &str| format!("particles[{i}].{k}");
             let (positions, diameters) = match spheres {
@@ -403,13 +418,18 @@ impl ParticleScene {
                 Spheres::Placed {
                     count,
                     distribution,
-                    lattice,
+                    arrangement,
                     region,
                 } => {
                     let mut d: Vec<f64> =
                         (0..*count).map(|_| distribution.sample(&mut rng)).collect();
-                    let positions = match lattice {
-                        Some(spacing) => {
+                    let positions = match arrangement {
+                        Arrangement::Hexagonal(spacing) => {
+                            let mut sites = hexagonal_layer(*region, *spacing, &mut rng);
+                            sites.truncate(*count);
+                            sites
+                        }
+                        Arrangement::Cubic(spacing) => {
                             let sites = lattice_positions(*region, *spacing, *count);
                             keys.require(
                                 sites.len() >= *count,
@@ -424,7 +444,7 @@ impl ParticleScene {
                             )?;
                             sites
                         }
-                        None => {
+                        Arrangement::Random => {
                             // Larger spheres first: random sequential addition packs better that way.
                             d.sort_by(|a, b| b.total_cmp(a));
                             let existing: Vec<(Vec3, f64)> = particles
@@ -448,6 +468,14 @@ impl ParticleScene {
                 &key("material"),
             )?;
             let first = particles.len();
+            let velocity = group_velocity(&keys, group, i)?;
+            if velocity.iter().any(|s| s.constant().is_none()) {
+                prescribed.push(PrescribedVelocity {
+                    velocity: velocity.clone(),
+                    particles: first..first + positions.len(),
+                });
+            }
+            let initial_velocity = Vec3::from_array(velocity.each_ref().map(|s| s.at(0.0)));
             for (j, (&x, &d)) in positions.iter().zip(&diameters).enumerate() {
                 keys.require(
                     domain.contains(x),
@@ -460,7 +488,7 @@ impl ParticleScene {
                 )?;
                 particles.push(
                     domain.wrap(x),
-                    group.velocity.into(),
+                    initial_velocity,
                     0.5 * d,
                     self.materials[material].density,
                     material,
@@ -481,15 +509,28 @@ impl ParticleScene {
             .unwrap_or(DEFAULT_SKIN_FRACTION)
             * max_diameter;
         let reach = max_diameter + self.model.interaction_range() + skin;
+        // A pair must not meet two images of each other (the minimum image holds one): the box is at
+        // least twice the reach. A lone sphere (a periodic array, one sphere per box) has no pairs, and
+        // must only not reach its own image.
+        let (least, what) = if particles.len() == 1 {
+            (
+                max_diameter + self.model.interaction_range(),
+                "the sphere's diameter plus the lubrication range (it would touch its own image)",
+            )
+        } else {
+            (
+                2.0 * reach,
+                "twice the interaction reach (largest diameter + lubrication range + neighbour skin)",
+            )
+        };
         for a in 0..3 {
             keys.require(
-                !(domain.periodic[a] && domain.length()[a] < 2.0 * reach),
+                !(domain.periodic[a] && domain.length()[a] <= least),
                 "domain.max",
                 num(domain.length()[a]),
                 &format!(
-                    "the periodic length along axis {a} is shorter than twice the interaction reach {} \
-                     (largest diameter + lubrication range + neighbour skin); enlarge the domain",
-                    num(2.0 * reach)
+                    "the periodic length along axis {a} must exceed {}, {what}; enlarge the domain",
+                    num(least)
                 ),
             )?;
         }
@@ -516,6 +557,7 @@ impl ParticleScene {
             skin,
         );
         system.releases = self.releases();
+        system.prescribed = prescribed;
         self.check_contacts(&system)?;
         Ok(system)
     }
@@ -800,6 +842,27 @@ fn material_index(
         })
 }
 
+/// The velocity of group `i`: three numbers (default 0), or for fixed spheres signals of time (a
+/// prescribed motion, e.g. the seed's approach `{ from = 0, to = -u_in, rate = 40 }`).
+fn group_velocity(keys: &Keys, g: &ParticleGroup, i: usize) -> Result<[Signal; 3], SceneError> {
+    let Some(components) = &g.velocity else {
+        return Ok(Signal::constants([0.0; 3]));
+    };
+    let mut velocity = Signal::constants([0.0; 3]);
+    for (k, value) in components.iter().enumerate() {
+        let key = format!("particles[{i}].velocity[{k}]");
+        let signal = super::fluid::signal(keys, &key, value)?;
+        keys.forbid(
+            !g.fixed && signal.constant().is_none(),
+            &key,
+            "a velocity that changes in time is a prescribed motion: it applies to fixed spheres \
+             (`fixed = true`, with a `release_time` to let them go); free spheres take a number",
+        )?;
+        velocity[k] = signal;
+    }
+    Ok(velocity)
+}
+
 /// Checks one group and says how its spheres are made.
 fn check_group(
     keys: &Keys,
@@ -824,7 +887,7 @@ fn check_group(
              that they move at that velocity until the release time",
         )?;
     }
-    keys.vector(&key("velocity"), g.velocity)?;
+    group_velocity(keys, g, i)?;
     if let Some(t) = g.temperature {
         keys.number(&key("temperature"), t, Range::NonNegative)?;
         keys.forbid(
@@ -838,10 +901,6 @@ fn check_group(
         (Some(_), Some(_)) => {
             Err(keys.error(key("count"), "give either `positions` or `count`, not both"))
         }
-        (None, None) => Err(keys.error(
-            key("count"),
-            "a group needs `positions` (an explicit list) or `count` (placed spheres)",
-        )),
         (Some(positions), None) => {
             if positions.is_empty() {
                 return Err(keys.error(key("positions"), "the list is empty"));
@@ -893,29 +952,25 @@ fn check_group(
                 diameters,
             })
         }
-        (None, Some(count)) => {
-            keys.require(count > 0, &key("count"), count, "must be at least 1")?;
-            fits_in_memory(
-                keys,
-                &key("count"),
-                count as f64 * BYTES_PER_PARTICLE,
-                &format!("{count} particles"),
+        (None, count) => {
+            let placement = g.placement.as_deref().unwrap_or("random");
+            let kind = keys.choice(
+                &key("placement"),
+                placement,
+                &[("random", 0), ("lattice", 1), ("hexagonal", 2)],
             )?;
             keys.forbid(
                 g.diameters.is_some(),
                 &key("diameters"),
                 "only applies to explicit `positions`; use `diameter` with `count`",
             )?;
-            let d = g
-                .diameter
-                .as_ref()
-                .ok_or_else(|| keys.error(key("diameter"), "is required with `count`"))?;
+            let d = g.diameter.as_ref().ok_or_else(|| {
+                keys.error(
+                    key("diameter"),
+                    "is required for placed spheres (with `count`)",
+                )
+            })?;
             let distribution = distribution(d)?;
-            let lattice = keys.choice(
-                &key("placement"),
-                g.placement.as_deref().unwrap_or("random"),
-                &[("random", false), ("lattice", true)],
-            )?;
             let region = match &g.region {
                 None => (domain.min, domain.max),
                 Some(r) => {
@@ -936,8 +991,8 @@ fn check_group(
                     (lo, hi)
                 }
             };
-            let spacing = match (g.lattice_spacing, lattice) {
-                (Some(s), true) => {
+            let spacing = match (g.lattice_spacing, kind) {
+                (Some(s), 1 | 2) => {
                     keys.number(&key("lattice_spacing"), s, Range::Positive)?;
                     keys.require(
                         s >= distribution.max(),
@@ -948,21 +1003,58 @@ fn check_group(
                             num(distribution.max())
                         ),
                     )?;
-                    Some(s)
+                    s
                 }
-                (None, true) => Some(1.05 * distribution.max()),
-                (Some(_), false) => {
+                (None, 1) => 1.05 * distribution.max(),
+                (None, _) => distribution.max(),
+                (Some(_), _) => {
                     return Err(keys.error(
                         key("lattice_spacing"),
-                        "only applies to placement = \"lattice\"",
+                        "only applies to placement = \"lattice\" or \"hexagonal\"",
                     ))
                 }
-                (None, false) => None,
             };
+            let arrangement = match kind {
+                0 => Arrangement::Random,
+                1 => Arrangement::Cubic(spacing),
+                _ => Arrangement::Hexagonal(spacing),
+            };
+            // A hexagonal layer fills its region unless a count is given.
+            let count =
+                match (arrangement, count) {
+                    (Arrangement::Hexagonal(s), None) => hexagonal_sites(region, s) as u64,
+                    (Arrangement::Hexagonal(s), Some(c)) => {
+                        let sites = hexagonal_sites(region, s);
+                        keys.require(
+                            c as usize <= sites,
+                            &key("count"),
+                            c,
+                            &format!(
+                            "the region holds {sites} hexagonal sites of spacing {}; give at most \
+                             that many, or leave `count` out to fill the layer",
+                            num(s)
+                        ),
+                        )?;
+                        c
+                    }
+                    (_, Some(c)) => c,
+                    (_, None) => return Err(keys.error(
+                        key("count"),
+                        "a group needs `positions` (an explicit list) or `count` (placed spheres; \
+                         a \"hexagonal\" layer may leave it out to fill its region)",
+                    )),
+                };
+            keys.require(count > 0, &key("count"), count, "must be at least 1")?;
+            fits_in_memory(
+                keys,
+                &key("count"),
+                count as f64 * BYTES_PER_PARTICLE,
+                &format!("{count} particles"),
+            )?;
             Ok(Spheres::Placed {
                 count: count as usize,
                 distribution,
-                lattice: spacing,
+                arrangement,
                 region,
             })
         }
@@ -1040,8 +1132,9 @@ fn check_initial_overlaps(
     origin: &[(usize, usize)],
 ) -> Result<(), SceneError> {
     let describe = |k: usize| format!("particles[{}] sphere {}", origin[k].0, origin[k].1);
+    // Fixed spheres may sink into walls and into each other (a rough bed on the floor, seed sec. 6).
     for (w, wall) in walls.iter().enumerate() {
-        for k in 0..p.len() {
+        for k in (0..p.len()).filter(|&k| !p.fixed[k]) {
             let gap = wall.distance(p.position[k]) - p.radius[k];
             if gap < 0.0 {
                 return Err(keys.error(
@@ -1061,7 +1154,7 @@ fn check_initial_overlaps(
         let (i, j) = (list.first[pair] as usize, list.second[pair] as usize);
         let gap =
             domain.separation(p.position[i], p.position[j]).length() - p.radius[i] - p.radius[j];
-        if gap < 0.0 {
+        if gap < 0.0 && !(p.fixed[i] && p.fixed[j]) {
             return Err(keys.error(
                 format!("particles[{}]", origin[j].0),
                 format!(

@@ -585,7 +585,11 @@ fn build_rods(keys: &Keys, s: &RodsSection) -> Result<Vec<(Rod, RodModel, usize)
             )
             .map_err(|m| keys.error(key("direction"), m))?;
             if group.imperfection != 0.0 {
-                let d1 = silt_rods::fields::directors(rod.orientations[0])[0];
+                // Along the given normal made perpendicular to the direction (exactly the normal when
+                // it is already: the frame's d1 may differ from it in the last bit).
+                let d3 = Vec3::from_array(group.direction).normalize();
+                let normal = Vec3::from_array(group.normal);
+                let d1 = (normal - d3 * d3.dot(normal)).normalize();
                 rod.bow(group.imperfection * group.length, d1);
             }
             let curvature = Vec3::from_array(group.rest_curvature);

@@ -1,6 +1,7 @@
 //! Quantities given as functions of time: a body force, a driving pressure gradient or flow rate that
 //! is constant, periodic (a Fourier series) or read from a table (an oscillatory flow, a protocol that
-//! changes the flow rate mid-run).
+//! changes the flow rate mid-run), or a prescribed velocity that relaxes exponentially to its final value
+//! (the seed's approach of a sphere to a wall, u = u_in (exp(-40 t) - 1), sec. 5.2).
 
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
@@ -19,6 +20,12 @@ pub enum Signal {
     /// Linear between the points `(t, value)` (times increasing); the first and last values before and
     /// after them.
     Table(Vec<[f64; 2]>),
+    /// to + (from - to) exp(-rate t): from `from` at t = 0 towards `to`.
+    Relaxation {
+        from: f64,
+        to: f64,
+        rate: f64,
+    },
 }
 
 impl From<f64> for Signal {
@@ -62,6 +69,7 @@ impl Signal {
                     }
                 }
             }
+            Signal::Relaxation { from, to, rate } => to + (from - to) * (-rate * t).exp(),
         }
     }
 
@@ -81,6 +89,7 @@ impl Signal {
                 mean.abs() + cos.iter().zip(sin).map(|(a, b)| a.hypot(*b)).sum::<f64>()
             }
             Signal::Table(points) => points.iter().map(|p| p[1].abs()).fold(0.0, f64::max),
+            Signal::Relaxation { from, to, .. } => from.abs().max(to.abs()),
         }
     }
 
@@ -102,6 +111,11 @@ impl Signal {
             Signal::Table(points) => {
                 Signal::Table(points.iter().map(|p| [p[0], p[1] + offset]).collect())
             }
+            Signal::Relaxation { from, to, rate } => Signal::Relaxation {
+                from: from + offset,
+                to: to + offset,
+                rate: *rate,
+            },
         }
     }
 
@@ -122,6 +136,9 @@ impl Signal {
                 points[0][0],
                 points[points.len() - 1][0]
             ),
+            Signal::Relaxation { from, to, rate } => {
+                format!("from {from} towards {to} as exp(-{rate} t)")
+            }
         }
     }
 
@@ -161,6 +178,15 @@ impl Signal {
                     None
                 }
             }
+            Signal::Relaxation { from, to, rate } => {
+                if !(from.is_finite() && to.is_finite()) {
+                    Some("`from` and `to` must be finite".into())
+                } else if !(rate.is_finite() && *rate > 0.0) {
+                    Some(format!("the rate {rate} must be > 0"))
+                } else {
+                    None
+                }
+            }
             _ => None,
         }
     }
@@ -195,5 +221,20 @@ mod tests {
             .is_some());
         assert!(Signal::Table(vec![]).problem().is_some());
         assert!(wave.problem().is_none());
+        let approach = Signal::Relaxation {
+            from: 0.0,
+            to: -2.0,
+            rate: 40.0,
+        };
+        assert_eq!(approach.at(0.0), 0.0);
+        assert!((approach.at(0.1) - 2.0 * ((-4.0f64).exp() - 1.0)).abs() < 1e-15);
+        assert_eq!(approach.max_abs(), 2.0);
+        assert!(Signal::Relaxation {
+            from: 0.0,
+            to: 1.0,
+            rate: 0.0
+        }
+        .problem()
+        .is_some());
     }
 }
