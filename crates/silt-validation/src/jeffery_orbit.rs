@@ -1,7 +1,7 @@
 //! A rigid straight fiber in simple shear `u = γ̇ y e_x` (RPY) tumbles in Jeffery orbits: with the
 //! equivalent aspect ratio `r_e = sqrt(ω(90°) / ω(0°))` from the same chain's rotation rates aligned
 //! with the gradient and with the flow, the period is `T = 2π (r_e + 1/r_e) / γ̇` (Jeffery 1922;
-//! Bretherton 1962 for any body of revolution). The chain is made rigid by [`rigid_joints`] on top of
+//! Bretherton 1962 for any body of revolution). The chain is made rigid by [`rigid_links`] on top of
 //! the gears links (the limit of a very stiff fiber without the bending-time step), or, for the
 //! elastic variant, by a large bending rigidity. The runs are the scene
 //! `validation/jeffery-orbit/chain.toml` with the bead count, the orientation and the stiffness

@@ -35,7 +35,7 @@ pub struct SedimentingResult {
     pub deflection: f64,
     /// Steady settling speed of the centre of mass, over W / η.
     pub speed: f64,
-    /// Settling speed of the same chain held rigid (`rigid_joints`), over W / η.
+    /// Settling speed of the same chain held rigid (`rigid_links`), over W / η.
     pub rigid_speed: f64,
     /// Final shape: (x, y - y_middle) / L.
     pub shape: Vec<(f64, f64)>,

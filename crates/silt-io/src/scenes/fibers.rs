@@ -10,7 +10,7 @@ use serde::Deserialize;
 use silt_core::Vec3;
 use silt_fibers::chain::Fibers;
 use silt_fibers::constraints::{
-    actuated_end, clamped_end, rigid_joints, Constraint, PrescribedMotion, Prescription,
+    actuated_end, clamped_end, rigid_links, Constraint, PrescribedMotion, Prescription,
 };
 use silt_fibers::dynamics::{
     FiberSystem, PointLoad, DEFAULT_JOINT_STEP_OVER_BENDING_TIME, DEFAULT_STEP_OVER_BENDING_TIME,
@@ -283,8 +283,8 @@ impl FiberScene {
         keys.forbid(
             s.rigid && joint,
             "fibers.rigid",
-            "rigid fibers are made of gears links (rigid joints hold the beads either side of each \
-             bead together); use links = \"gears\"",
+            "rigid fibers are made of gears links (rigid links hold the angular velocities of \
+             neighbouring beads equal); use links = \"gears\"",
         )?;
         let tolerance = keys.number(
             "fibers.solver_tolerance",
@@ -417,6 +417,8 @@ impl FiberScene {
         let mut rest = Vec::new();
         let mut point_loads = Vec::new();
         let mut ends: Vec<Box<dyn Constraint>> = Vec::new();
+        // Links whose both angular velocities an end prescribes (see `rigid_links`).
+        let mut held_links = Vec::new();
         for (g, group) in s.fiber.iter().enumerate() {
             let key = |k: &str| format!("fibers.fiber[{g}].{k}");
             let first = fibers.fibers().len();
@@ -460,7 +462,10 @@ impl FiberScene {
                         "clamped" if joint_model => {
                             ends.push(Box::new(PrescribedMotion::clamped(bead)))
                         }
-                        "clamped" => ends.extend(clamped_end(bead, next)),
+                        "clamped" => {
+                            ends.extend(clamped_end(bead, next));
+                            held_links.push(bead.min(next));
+                        }
                         "hinged" => ends.push(Box::new(PrescribedMotion::hinged(bead))),
                         "actuated" => {
                             let motion = group.actuation.clone().unwrap_or(ActuationSection {
@@ -485,6 +490,7 @@ impl FiberScene {
                                 }));
                             } else {
                                 ends.extend(actuated_end(bead, next, velocity, angular));
+                                held_links.push(bead.min(next));
                             }
                         }
                         _ => {}
@@ -510,8 +516,8 @@ impl FiberScene {
             FiberSystem::new(fibers, mobility, bending)
         };
         if s.rigid {
-            let joints = rigid_joints(&system.fibers);
-            system.constraints.extend(joints);
+            let links = rigid_links(&system.fibers, &held_links);
+            system.constraints.extend(links);
         }
         system.constraints.extend(ends);
         system.bead_force = Vec3::from_array(s.bead_force);
