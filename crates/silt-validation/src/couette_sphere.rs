@@ -24,8 +24,9 @@ struct Parameters {
     reynolds: Vec<f64>,
     expected: Vec<String>,
     d_over_h: f64,
-    /// U dt / h.
+    /// U dt / h, unless nu dt / h^2 would exceed `max_viscous_number`.
     courant: f64,
+    max_viscous_number: f64,
 }
 
 /// `[tolerance]` of `validation/couette-sphere/reference.toml`.
@@ -48,18 +49,13 @@ pub struct CouetteResult {
     pub seconds: f64,
 }
 
-/// Runs the scene at Re_H = `reynolds` with `d_over_h` cells per diameter and dt = courant h / U, to
-/// the scene's end time.
-fn run(
-    case: &CaseFiles,
-    reynolds: f64,
-    d_over_h: f64,
-    courant: f64,
-) -> Result<CouetteResult, String> {
+/// Runs the scene at Re_H = `reynolds` with `p.d_over_h` cells per diameter and dt = courant h / U
+/// (at most max_viscous_number h^2 / nu: the coupling's limit), to the scene's end time.
+fn run(case: &CaseFiles, reynolds: f64, p: &Parameters) -> Result<CouetteResult, String> {
     let diameter = case.scene_number(SCENE, "particles.0.diameters.0")?;
-    let h = diameter / d_over_h;
+    let h = diameter / p.d_over_h;
     let [spacing, cells] = case.grid_at(SCENE, h)?;
-    let dt = courant * h;
+    let dt = (p.courant * h).min(p.max_viscous_number * h * h * reynolds);
     let changes = [
         Override::new("fluid.viscosity", 1.0 / reynolds),
         spacing,
@@ -139,7 +135,7 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
                 ))
             }
         };
-        let r = run(&case, reynolds, p.d_over_h, p.courant)?;
+        let r = run(&case, reynolds, &p)?;
         let ok = if rolls {
             r.slip.abs() <= tol.rolling
         } else {
