@@ -302,6 +302,98 @@ impl DenseMobility {
     }
 }
 
+impl DenseMobility {
+    /// The rigid-body motion of the beads at `positions` (their mobility `self`) in an ambient flow
+    /// with velocities `flow_velocities` and angular velocities `flow_spins` at the beads, free of
+    /// force and torque: V_i = U + Ω × (Y_i - centre), W_i = Ω, with (U, Ω) from
+    /// (Kᵀ M⁻¹ K) (U, Ω) = Kᵀ M⁻¹ V∞ (the projection of the 6N mobility onto rigid motions, independent
+    /// of the constraint solver; the reference of rigid fibers). `Err` if M is singular.
+    pub fn rigid_body_motion(
+        &self,
+        positions: &[Vec3],
+        centre: Vec3,
+        flow_velocities: &[Vec3],
+        flow_spins: &[Vec3],
+    ) -> Result<(Vec3, Vec3), String> {
+        let size = self.size;
+        // K: size x 6, rows (V_i, W_i), columns (U, Ω); Ω × r = -[r]x Ω.
+        let mut k = vec![[0.0; 6]; size];
+        for (i, &y) in positions.iter().enumerate() {
+            let r = y - centre;
+            let cross = [[0.0, r.z, -r.y], [-r.z, 0.0, r.x], [r.y, -r.x, 0.0]];
+            for d in 0..3 {
+                k[6 * i + d][d] = 1.0;
+                k[6 * i + 3 + d][3 + d] = 1.0;
+                k[6 * i + d][3..6].copy_from_slice(&cross[d]);
+            }
+        }
+        let mut right_sides: Vec<Vec<f64>> = (0..6)
+            .map(|c| k.iter().map(|row| row[c]).collect())
+            .collect();
+        right_sides.push(
+            flow_velocities
+                .iter()
+                .zip(flow_spins)
+                .flat_map(|(v, w)| v.to_array().into_iter().chain(w.to_array()))
+                .collect(),
+        );
+        let solved = lu_solve(self.values.clone(), size, right_sides)?;
+        // Kᵀ M⁻¹ K and Kᵀ M⁻¹ V∞.
+        let mut resistance = vec![0.0; 36];
+        let mut drive = vec![0.0; 6];
+        for a in 0..6 {
+            for b in 0..6 {
+                resistance[a * 6 + b] = (0..size).map(|r| k[r][a] * solved[b][r]).sum();
+            }
+            drive[a] = (0..size).map(|r| k[r][a] * solved[6][r]).sum();
+        }
+        let u = lu_solve(resistance, 6, vec![drive])?.remove(0);
+        Ok((Vec3::new(u[0], u[1], u[2]), Vec3::new(u[3], u[4], u[5])))
+    }
+}
+
+/// Solves `a x = b` for each `b` of `right_sides` (a: n x n, row-major) by LU with partial pivoting.
+fn lu_solve(
+    mut a: Vec<f64>,
+    n: usize,
+    mut right_sides: Vec<Vec<f64>>,
+) -> Result<Vec<Vec<f64>>, String> {
+    for col in 0..n {
+        let pivot = (col..n)
+            .max_by(|&i, &j| a[i * n + col].abs().total_cmp(&a[j * n + col].abs()))
+            .unwrap_or(col);
+        if a[pivot * n + col] == 0.0 || !a[pivot * n + col].is_finite() {
+            return Err(format!("the matrix is singular at column {col}"));
+        }
+        if pivot != col {
+            for k in 0..n {
+                a.swap(col * n + k, pivot * n + k);
+            }
+            for b in right_sides.iter_mut() {
+                b.swap(col, pivot);
+            }
+        }
+        for row in col + 1..n {
+            let factor = a[row * n + col] / a[col * n + col];
+            if factor != 0.0 {
+                for k in col..n {
+                    a[row * n + k] -= factor * a[col * n + k];
+                }
+                for b in right_sides.iter_mut() {
+                    b[row] -= factor * b[col];
+                }
+            }
+        }
+    }
+    for b in right_sides.iter_mut() {
+        for row in (0..n).rev() {
+            let sum: f64 = (row + 1..n).map(|k| a[row * n + k] * b[k]).sum();
+            b[row] = (b[row] - sum) / a[row * n + row];
+        }
+    }
+    Ok(right_sides)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
