@@ -93,3 +93,68 @@ fn bad_fiber_scenes_exit_with_2_and_failed_steps_with_1() {
     assert!(stderr(&out).contains("failed"), "{}", stderr(&out));
     assert!(dir.path().join("wild/fibers/fibers_000000.vtp").exists());
 }
+
+/// A tumbling period read from `fibers.csv` as a user would read it: the rigid 8-bead chain of
+/// validation/jeffery-orbit/chain.toml turns by pi in half a period. The reference, 42.0244 / gamma, is
+/// the period of the same beads as one rigid body from the projection of the RPY mobility
+/// (validation/jeffery-orbit/README.md, `silt validate jeffery-orbit`), not from this output.
+#[test]
+fn a_tumbling_period_can_be_read_from_fibers_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../validation/jeffery-orbit/chain.toml"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("chain.toml"), scene).unwrap();
+    let run = silt(
+        &[
+            "run",
+            "chain.toml",
+            "-q",
+            "-o",
+            "out",
+            "--set",
+            "fibers.end_time=22.0",
+            "--set",
+            "fibers.output.interval=0.05",
+        ],
+        dir.path(),
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let csv = std::fs::read_to_string(dir.path().join("out/fibers.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (t, dx, dy) = (column("time"), column("direction_x"), column("direction_y"));
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert!(rows.len() > 400, "{} rows", rows.len());
+    // The in-plane angle, unwrapped, until it passes -pi.
+    let (mut previous, mut unwrapped, mut last_time) = (0.0f64, 0.0f64, 0.0);
+    let mut half_period = None;
+    for row in &rows {
+        let angle = row[dy].atan2(row[dx]);
+        let mut change = angle - previous;
+        if change > std::f64::consts::PI {
+            change -= 2.0 * std::f64::consts::PI;
+        } else if change < -std::f64::consts::PI {
+            change += 2.0 * std::f64::consts::PI;
+        }
+        let before = unwrapped;
+        unwrapped += change;
+        previous = angle;
+        if unwrapped <= -std::f64::consts::PI {
+            let fraction = (-std::f64::consts::PI - before) / (unwrapped - before);
+            half_period = Some(last_time + fraction * (row[t] - last_time));
+            break;
+        }
+        last_time = row[t];
+    }
+    let period = 2.0 * half_period.expect("the chain turned by pi");
+    assert!(
+        (period / 42.0244 - 1.0).abs() < 1e-3,
+        "period {period} from fibers.csv"
+    );
+}

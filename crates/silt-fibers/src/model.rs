@@ -10,7 +10,8 @@ use crate::multipliers::ConstrainedMotion;
 use glam::DQuat;
 use serde::{Deserialize, Serialize};
 use silt_core::model::{
-    Array, Clock, Dataset, Frame, FrameContent, Geometry, Horizon, Model, StepFailure,
+    Array, Clock, Dataset, Frame, FrameContent, Geometry, Horizon, Model, Series, StepFailure,
+    Table,
 };
 use silt_core::Vec3;
 
@@ -29,6 +30,20 @@ pub const DIAGNOSTIC_COLUMNS: [&str; 13] = [
     "twist_energy",
     "beads",
     "solver_iterations",
+];
+
+/// Columns of `fibers.csv`: a row per fiber and frame, its centre (mean of the bead centres) and the
+/// unit vector from its first bead to its last (its orientation: a tumbling period can be read from it).
+pub const FIBER_COLUMNS: [&str; 9] = [
+    "time",
+    "fiber",
+    "centre_x",
+    "centre_y",
+    "centre_z",
+    "direction_x",
+    "direction_y",
+    "direction_z",
+    "end_to_end",
 ];
 
 /// Everything needed to continue a fiber run bit for bit.
@@ -189,6 +204,7 @@ impl Model for FiberModel {
             let (motion, _) = self.solved.as_ref().expect("solved above");
             frame.datasets.push(fiber_dataset(&self.system, motion));
         }
+        frame.series.push(fiber_table(&self.system));
         Ok(frame)
     }
 
@@ -197,8 +213,44 @@ impl Model for FiberModel {
     }
 }
 
+/// `fibers.csv`: per fiber its centre, the unit vector from its first bead to its last, and that
+/// distance ([`FIBER_COLUMNS`]).
+pub fn fiber_table(system: &FiberSystem) -> Series {
+    let y = &system.fibers.positions;
+    let rows = system
+        .fibers
+        .fibers()
+        .iter()
+        .enumerate()
+        .map(|(k, beads)| {
+            let centre = y[beads.clone()].iter().sum::<Vec3>() / beads.len() as f64;
+            let span = y[beads.end - 1] - y[beads.start];
+            let direction = span.normalize_or_zero();
+            vec![
+                system.time,
+                k as f64,
+                centre.x,
+                centre.y,
+                centre.z,
+                direction.x,
+                direction.y,
+                direction.z,
+                span.length(),
+            ]
+        })
+        .collect();
+    Series {
+        file: "fibers.csv".into(),
+        table: Table {
+            columns: FIBER_COLUMNS.iter().map(|c| c.to_string()).collect(),
+            rows,
+        },
+    }
+}
+
 /// The fibers as polylines; point data per bead: `fiber`, `velocity`, `angular_velocity`, `force`,
-/// `torque`, `constraint_force`, `constraint_torque`; cell data per fiber: `fiber`, `end_to_end`.
+/// `torque`, `constraint_force`, `constraint_torque`; cell data per fiber: `fiber`, `end_to_end`,
+/// `direction` (the unit vector from its first bead to its last).
 pub fn fiber_dataset(system: &FiberSystem, motion: &ConstrainedMotion) -> Dataset {
     let y = &system.fibers.positions;
     let lines = system.fibers.fibers();
@@ -225,6 +277,13 @@ pub fn fiber_dataset(system: &FiberSystem, motion: &ConstrainedMotion) -> Datase
                 lines
                     .iter()
                     .map(|f| (y[f.end - 1] - y[f.start]).length())
+                    .collect(),
+            ),
+            Array::vec3(
+                "direction",
+                lines
+                    .iter()
+                    .map(|f| (y[f.end - 1] - y[f.start]).normalize_or_zero())
                     .collect(),
             ),
         ],

@@ -6,7 +6,7 @@
 //!   series.pvd                         ParaView time series of the frames' data sets (one part each)
 //!   <set>/<set>_NNNNNN.<vtp|vti>       one file per data set and frame (`particles`, `fluid`, ...)
 //!   diagnostics.csv                    the model's diagnostics rows
-//!   <series>.csv                       the model's own series (`track_<id>.csv`), a row per frame
+//!   <series>.csv                       the model's own series (`track_<id>.csv`, `fibers.csv`), rows per frame
 //!   <folder>/<folder minus s>_NNNNNN.csv  the model's per-frame tables (`profiles/profile_NNNNNN.csv`)
 //!   checkpoint.bin                     the latest checkpoint: a header (kind, format, scene fingerprint,
 //!                                      frame, step, time), then the model's state (bincode)
