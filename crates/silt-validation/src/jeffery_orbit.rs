@@ -23,7 +23,7 @@ use std::path::Path;
 #[derive(Clone, Copy, Debug)]
 pub struct JefferyCase {
     pub beads: usize,
-    /// `None`: rigid joints; `Some(K_b / (η γ̇ L⁴))`: an elastic fiber that stiff.
+    /// `None`: rigid links; `Some(K_b / (η γ̇ L⁴))`: an elastic fiber that stiff.
     pub stiffness: Option<f64>,
     /// `γ̇ dt` (the elastic fiber takes the smaller of this and the bending time).
     pub shear_step: f64,

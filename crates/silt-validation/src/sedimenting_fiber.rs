@@ -297,7 +297,7 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
         ],
         figures: vec![path],
         notes: vec![
-            format!("{beads} beads, weight per length W, bending rigidity K_b = W L^3 / B, started straight and horizontal, run until the deflection changes by less than 1e-4 over one settling time T = eta L / W. The seed's chapter and Li, Manikantan & Saintillan (2013) report a U-shape whose deflection grows with B and saturates, with the settling speed rising above the rigid fiber's; their figures are not available as numbers here, so the checks are those trends. The rigid fiber's speed is the same chain's with rigid joints."),
+            format!("{beads} beads, weight per length W, bending rigidity K_b = W L^3 / B, started straight and horizontal, run until the deflection changes by less than 1e-4 over one settling time T = eta L / W. The seed's chapter and Li, Manikantan & Saintillan (2013) report a U-shape whose deflection grows with B and saturates, with the settling speed rising above the rigid fiber's; their figures are not available as numbers here, so the checks are those trends. The rigid fiber's speed is the same chain's with rigid links."),
             "The rigid chain's speed already includes the gear mode of the gears model: the beads may spin alternately (no constraint fixes it), and the flow's rotation near the ends drives that spin; it lowers the settling speed of the straight chain by about 2.5 % against the chain whose links are free to turn at the first instant. Source: validation/sedimenting-fiber/.".into(),
         ],
     };
