@@ -2,6 +2,8 @@
 //! mistake is one clear error, a run writes one time series of both, resumes bit for bit and does not
 //! depend on the thread count, and prescribed motion holds until the release.
 
+mod common;
+
 use silt_ibm::model::{CoupledModel, DIAGNOSTIC_COLUMNS};
 use silt_io::scenes::coupled::CoupledScene;
 
@@ -428,52 +430,16 @@ fn a_run_writes_one_series_and_moves_the_spheres() {
     );
 }
 
-/// Values that stress the parser and the checks.
-const NASTY_VALUES: &[&str] = &[
-    "-1",
-    "0",
-    "1e308",
-    "nan",
-    "inf",
-    "\"x\"",
-    "[]",
-    "true",
-    "{}",
-    "[1, 2]",
-    "1e-300",
-    "18446744073709551615",
-];
-
 /// No mutant of a coupled scene (a line dropped, a value replaced) makes Silt panic; some are still
 /// valid and build.
 #[test]
 fn no_coupled_scene_makes_silt_panic() {
-    let lines: Vec<&str> = BASE.lines().collect();
-    let (mut checked, mut accepted) = (0, 0);
-    let mut try_scene = |text: &str| {
-        checked += 1;
-        let built = std::panic::catch_unwind(|| {
-            CoupledScene::parse(text, Path::new("fuzz.toml")).and_then(|s| s.halves().map(|_| ()))
-        });
-        match built {
-            Ok(Ok(())) => accepted += 1,
-            Ok(Err(e)) => assert!(e.to_string().starts_with("fuzz.toml"), "{e}"),
-            Err(_) => panic!("panicked on:\n{text}"),
-        }
-    };
-    for (i, line) in lines.iter().enumerate() {
-        let mut without = lines.clone();
-        without.remove(i);
-        try_scene(&without.join("\n"));
-        if let Some((key, _)) = line.split_once(" = ") {
-            for value in NASTY_VALUES {
-                let mut changed = lines.clone();
-                let replaced = format!("{key} = {value}");
-                changed[i] = &replaced;
-                try_scene(&changed.join("\n"));
-            }
-        }
-    }
+    let scenes = common::mutants(BASE, common::NASTY_VALUES);
+    let (checked, accepted) = common::fuzz(&scenes, "fuzz.toml", |text| {
+        CoupledScene::parse(text, Path::new("fuzz.toml"))
+            .and_then(|s| s.halves().map(|_| ()))
+            .map_err(|e| e.to_string())
+    });
     assert!(checked > 300, "{checked}");
     assert!(accepted > 10, "{accepted} of {checked}");
 }

@@ -3,6 +3,8 @@
 //! and resumed from its checkpoint (on another thread count) equals a continuous run bit for bit,
 //! output files included.
 
+mod common;
+
 use silt_fibers::model::FiberModel;
 use silt_io::scenes::fibers::FiberScene;
 use silt_io::scenes::SceneKind;
@@ -364,51 +366,16 @@ fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
     );
 }
 
-const NASTY_VALUES: &[&str] = &[
-    "0",
-    "-1",
-    "1e308",
-    "-1e308",
-    "nan",
-    "inf",
-    "\"x\"",
-    "[]",
-    "[1.0]",
-    "[1e300, 1e300, 1e300]",
-    "{}",
-    "true",
-    "0.0",
-    "1e-300",
-];
-
+/// No mutant of the base scene (a line dropped, a value replaced) makes Silt panic; some are still
+/// valid and build.
 #[test]
 fn no_fiber_scene_makes_silt_panic() {
-    let lines: Vec<&str> = BASE.lines().collect();
-    let (mut checked, mut accepted) = (0, 0);
-    for (i, line) in lines.iter().enumerate() {
-        let mut variants = Vec::new();
-        let mut without = lines.clone();
-        without.remove(i);
-        variants.push(without.join("\n"));
-        if let Some((key, _)) = line.split_once(" = ") {
-            for value in NASTY_VALUES {
-                let mut changed = lines.clone();
-                let replaced = format!("{key} = {value}");
-                changed[i] = &replaced;
-                variants.push(changed.join("\n"));
-            }
-        }
-        for text in variants {
-            checked += 1;
-            let result = std::panic::catch_unwind(|| {
-                parse(&text).and_then(|s| s.build().map(|_| ())).is_ok()
-            });
-            match result {
-                Ok(ok) => accepted += ok as usize,
-                Err(_) => panic!("panicked on:\n{text}"),
-            }
-        }
-    }
+    let scenes = common::mutants(BASE, common::NASTY_VALUES);
+    let (checked, accepted) = common::fuzz(&scenes, "fibers.toml", |text| {
+        parse(text)
+            .and_then(|s| s.build().map(|_| ()))
+            .map_err(|e| e.to_string())
+    });
     assert!(checked > 300, "{checked}");
     assert!(accepted > 10, "{accepted}");
 }

@@ -2,6 +2,8 @@
 //! no scene makes Silt panic, the initial conditions are what the documentation says, and a run stopped
 //! and resumed from its checkpoint equals a continuous run bit for bit, output files included.
 
+mod common;
+
 use silt_fluid::model::FluidModel;
 use silt_io::scenes::fluid::{FluidScene, InitialCondition};
 
@@ -166,86 +168,46 @@ fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
         (replace("gradient = -0.5", "gradient = { table = [[1.0, 2.0, 3.0]] }"), "fluid.driving.gradient.table", "[time, value] pairs"),
         (replace("gradient = -0.5", "gradient = { period = 1.0, phase = 2.0 }"), "fluid.driving.gradient.phase", "unknown"),
     ];
-    let wrong: Vec<String> = cases
-        .into_iter()
-        .map(|(text, key, hint)| (error_of(&text), key, hint))
-        .filter(|(message, key, hint)| {
-            !message.starts_with("broken.toml")
-                || !(key.is_empty() || message.contains(&format!("key `{key}`")))
-                || !message.contains(hint)
-        })
-        .map(|(message, key, hint)| format!("expected key `{key}` and '{hint}' in: {message}"))
-        .collect();
+    let wrong = common::wrong_messages(cases, "broken.toml", error_of);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// Values that stress the parser and the checks: none of them may make Silt panic.
-const NASTY_VALUES: &[&str] = &[
-    "-1",
-    "0",
-    "1e308",
-    "-1e308",
-    "nan",
-    "inf",
-    "-inf",
-    "\"x\"",
-    "\"\"",
-    "[]",
-    "true",
-    "{}",
-    "[1, 2]",
-    "[0, 0, 0]",
-    "[1e308, 1e308, 1e308]",
-    "[nan, 1, 1]",
-    "1e-300",
-    "18446744073709551615",
-    "[18446744073709551615, 18446744073709551615, 2]",
+/// Face types, beside the shared stressing values.
+const FACE_VALUES: &[&str] = &[
     "{ type = \"no-slip\" }",
     "{ type = \"inflow\", velocity = [1.0, 0.0, 0.0] }",
     "{ type = \"outflow\" }",
 ];
 
+/// No mutant of the base scene (a line dropped, a value replaced, a face of each type added after a
+/// table header) makes Silt panic; some are still valid and build their solver.
 #[test]
 fn no_fluid_scene_makes_silt_panic() {
+    let values: Vec<&str> = common::NASTY_VALUES
+        .iter()
+        .chain(FACE_VALUES)
+        .copied()
+        .collect();
+    let mut scenes = common::mutants(BASE, &values);
     let lines: Vec<&str> = BASE.lines().collect();
-    let mut checked = 0;
-    let mut accepted = 0;
-    let mut try_scene = |text: &str| {
-        // Accepted scenes are small; build them to run the checks that need the solver.
-        if FluidScene::parse(text, Path::new("fuzz.toml"))
-            .and_then(|s| s.solver().map(|_| ()))
-            .is_ok()
-        {
-            accepted += 1;
-        }
-        checked += 1;
-    };
     for (i, line) in lines.iter().enumerate() {
-        // Drop the line.
-        let mut without = lines.clone();
-        without.remove(i);
-        try_scene(&without.join("\n"));
-        // Replace its value.
-        if let Some((key, _)) = line.split_once(" = ") {
-            for value in NASTY_VALUES {
-                let mut changed = lines.clone();
-                let replaced = format!("{key} = {value}");
-                changed[i] = &replaced;
-                try_scene(&changed.join("\n"));
-            }
-        }
-        // Add each face type to the table after a section header.
         if line.starts_with("[fluid") {
             for face in ["x_low", "x_high", "z_low", "z_high", "y_low"] {
-                for value in NASTY_VALUES.iter().rev().take(3) {
+                for value in FACE_VALUES {
                     let mut changed = lines.clone();
                     let added = format!("{line}\n{face} = {value}");
                     changed[i] = &added;
-                    try_scene(&changed.join("\n"));
+                    scenes.push(changed.join("\n"));
                 }
             }
         }
     }
+    // Accepted scenes are small; build them to run the checks that need the solver.
+    let (checked, accepted) = common::fuzz(&scenes, "fuzz.toml", |text| {
+        FluidScene::parse(text, Path::new("fuzz.toml"))
+            .and_then(|s| s.solver().map(|_| ()))
+            .map_err(|e| e.to_string())
+    });
     assert!(checked > 300, "{checked}");
     assert!(accepted > 10, "{accepted}");
 }

@@ -1,6 +1,8 @@
 //! Scene files: every malformed or non-physical scene gives one clear error naming the file and the key,
 //! and no scene makes Silt panic.
 
+mod common;
+
 use silt_io::scenes::particles::ParticleScene as Scene;
 use std::path::Path;
 
@@ -165,66 +167,21 @@ fn each_mistake_names_the_file_the_key_and_what_is_allowed() {
             "a \"hexagonal\" layer may leave it out",
         ),
     ];
-    let wrong: Vec<String> = cases
-        .into_iter()
-        .map(|(text, key, hint)| (error_of(&text), key, hint))
-        .filter(|(message, key, hint)| {
-            !message.starts_with("broken.toml")
-                || !(key.is_empty() || message.contains(&format!("key `{key}`")))
-                || !message.contains(hint)
-        })
-        .map(|(message, key, hint)| format!("expected key `{key}` and '{hint}' in: {message}"))
-        .collect();
+    let wrong = common::wrong_messages(cases, "broken.toml", error_of);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// Values that stress the parser and the checks: none of them may make Silt panic.
-const NASTY_VALUES: &[&str] = &[
-    "-1",
-    "0",
-    "1e308",
-    "-1e308",
-    "nan",
-    "inf",
-    "\"x\"",
-    "[]",
-    "true",
-    "{}",
-    "[1, 2]",
-    "1e-300",
-    "18446744073709551615",
-];
-
+/// No mutant of the base scene (a line dropped, a value replaced) makes Silt panic; some are still
+/// valid scenes (a dropped optional key, a value still in range).
 #[test]
 fn no_scene_makes_silt_panic() {
-    let lines: Vec<&str> = BASE.lines().collect();
-    let (mut checked, mut accepted) = (0, 0);
-    let mut try_scene = |text: &str| {
-        checked += 1;
-        if Scene::parse(text, Path::new("fuzz.toml"))
+    let scenes = common::mutants(BASE, common::NASTY_VALUES);
+    let (checked, accepted) = common::fuzz(&scenes, "fuzz.toml", |text| {
+        Scene::parse(text, Path::new("fuzz.toml"))
             .and_then(|s| s.system().map(|_| ()))
-            .is_ok()
-        {
-            accepted += 1;
-        }
-    };
-    for (i, line) in lines.iter().enumerate() {
-        // Drop the line.
-        let mut without = lines.clone();
-        without.remove(i);
-        try_scene(&without.join("\n"));
-        // Replace its value.
-        if let Some((key, _)) = line.split_once(" = ") {
-            for value in NASTY_VALUES {
-                let mut changed = lines.clone();
-                let replaced = format!("{key} = {value}");
-                changed[i] = &replaced;
-                try_scene(&changed.join("\n"));
-            }
-        }
-    }
+            .map_err(|e| e.to_string())
+    });
     assert!(checked > 100, "{checked}");
-    // Some mutants are still valid scenes (a dropped optional key, a value still in range).
     assert!(accepted > 10, "{accepted} of {checked}");
 }
 
