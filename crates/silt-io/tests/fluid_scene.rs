@@ -340,24 +340,6 @@ checkpoint_interval = 0.1
 profile_axis = "y"
 "#;
 
-fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let name = path.strip_prefix(dir).unwrap().display().to_string();
-                files.push((name, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 fn bits(s: &Simulation<FluidModel>) -> Vec<u64> {
     let state = &s.model.solver.state;
     state
@@ -394,8 +376,8 @@ fn check_restart(text: &str, stop: f64, crash: f64) {
 
     assert!(bits(&continuous) == bits(&resumed), "the fields differ");
     let (a, b) = (
-        all_files(continuous_dir.path()),
-        all_files(split_dir.path()),
+        common::all_files(continuous_dir.path()),
+        common::all_files(split_dir.path()),
     );
     let names = |f: &[(String, Vec<u8>)]| f.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
     assert_eq!(names(&a), names(&b));

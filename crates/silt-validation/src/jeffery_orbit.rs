@@ -114,34 +114,37 @@ fn rotation_rate(files: &CaseFiles, case: JefferyCase, angle: f64) -> Result<f64
     Ok(d.cross(dv).z / d.length_squared())
 }
 
-/// Rotation rate `dφ/dt` of the chain's beads held rigid at in-plane angle `angle`, by the rigid-body
-/// projection of the 6N mobility (`DenseMobility::rigid_body_motion`), not by the constraint solver.
-fn rigid_body_rate(files: &CaseFiles, beads: usize, angle: f64) -> Result<f64, String> {
+/// The tumbling period of the chain's beads as one rigid body: T = ∮ dφ / |dφ/dt|, with dφ/dt from
+/// the rigid-body projection of the 6N mobility (`DenseMobility::rigid_body_motion`, not the
+/// constraint solver) for the scene's chain turned about its centre to `points` angles over half a
+/// turn (the rate has period π; the trapezoid rule converges spectrally for a smooth periodic
+/// integrand).
+pub fn rigid_body_period(files: &CaseFiles, beads: usize, points: usize) -> Result<f64, String> {
     let case = JefferyCase {
         beads,
         stiffness: None,
         shear_step: 0.01,
     };
-    let model = chain(files, case, angle, case.shear_step)?;
+    let model = chain(files, case, 0.0, case.shear_step)?;
     let system = &model.system;
-    let y = &system.fibers.positions;
-    let centre = y.iter().sum::<Vec3>() / y.len() as f64;
-    let (flow_v, flow_w) = system.flow.at_beads(y);
-    let (_, omega) = system
-        .mobility
-        .dense(y)
-        .rigid_body_motion(y, centre, &flow_v, &flow_w)?;
-    Ok(omega.z)
-}
-
-/// The tumbling period of the chain's beads as one rigid body: T = ∮ dφ / |dφ/dt|, the rate from
-/// [`rigid_body_rate`] at `points` angles over half a turn (the rate has period π; the trapezoid rule
-/// converges spectrally for a smooth periodic integrand).
-pub fn rigid_body_period(files: &CaseFiles, beads: usize, points: usize) -> Result<f64, String> {
+    let aligned = &system.fibers.positions;
+    let centre = aligned.iter().sum::<Vec3>() / aligned.len() as f64;
     let mut sum = 0.0;
     for k in 0..points {
-        let angle = PI * k as f64 / points as f64;
-        sum += 1.0 / rigid_body_rate(files, beads, angle)?.abs();
+        let (sin, cos) = (PI * k as f64 / points as f64).sin_cos();
+        let y: Vec<Vec3> = aligned
+            .iter()
+            .map(|&p| {
+                let r = p - centre;
+                centre + Vec3::new(cos * r.x - sin * r.y, sin * r.x + cos * r.y, r.z)
+            })
+            .collect();
+        let (flow_v, flow_w) = system.flow.at_beads(&y);
+        let (_, omega) = system
+            .mobility
+            .dense(&y)
+            .rigid_body_motion(&y, centre, &flow_v, &flow_w)?;
+        sum += 1.0 / omega.z.abs();
     }
     Ok(2.0 * PI * sum / points as f64)
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
 
 /// Values that stress the parser and the checks: signs, zero, extremes, non-finite numbers, wrong
 /// types, wrong lengths, integers beyond i64.
@@ -87,4 +88,23 @@ pub fn wrong_messages(
         })
         .map(|(message, key, hint)| format!("expected key `{key}` and '{hint}' in: {message}"))
         .collect()
+}
+
+/// Every file under `dir` (relative name, bytes), sorted by name: two runs' outputs compared whole.
+pub fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let name = path.strip_prefix(dir).unwrap().display().to_string();
+                files.push((name, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
 }
