@@ -6,7 +6,8 @@ use silt_io::scenes::simulation;
 use std::path::Path;
 
 /// Frictional polydisperse spheres falling onto a floor and colliding: contacts start, slide, stick and
-/// end during the run, so contact memory must survive the restart.
+/// end during the run, so contact memory must survive the restart; one sphere driven by a prescribed
+/// velocity until it is let go after the checkpoint the run resumes from.
 const SCENE: &str = r#"
 [simulation]
 dt = 2e-5
@@ -42,6 +43,14 @@ count = 60
 region = { min = [0.0, 0.0, 0.0], max = [0.005, 0.005, 0.004] }
 diameter = { distribution = "gaussian", mean = 0.001, std = 0.0001 }
 velocity = [0.05, 0.0, -0.2]
+
+[[particles]]                 # driven down by a prescribed velocity (a signal), let go mid-run
+material = "glass"
+positions = [[0.0025, 0.0025, 0.0065]]
+diameters = [0.001]
+fixed = true
+velocity = [0.0, 0.0, { from = 0.0, to = -0.3, rate = 500.0 }]
+release_time = 0.006
 
 [output]
 interval = 0.001
