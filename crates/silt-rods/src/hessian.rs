@@ -144,6 +144,21 @@ pub fn hessian(rod: &Rod) -> Triplets {
         stiffness.shear_extension,
         stiffness.bending_torsion,
         true,
+        None,
+    )
+}
+
+/// The Hessian with the segment stresses `m` of its second-derivative terms given instead of
+/// `C_G Γ`: the tangent of the mixed (Hellinger–Reissner) form of the shear and extension energy, in
+/// which `m` is an unknown of its own (the static solver's Newton matrix; see [`crate::statics`]).
+pub fn hessian_with_stresses(rod: &Rod, stresses: &[Vec3]) -> Triplets {
+    let stiffness = rod.stiffness;
+    assemble(
+        rod,
+        stiffness.shear_extension,
+        stiffness.bending_torsion,
+        true,
+        Some(stresses),
     )
 }
 
@@ -151,12 +166,13 @@ pub fn hessian(rod: &Rod) -> Triplets {
 /// derivatives of the strains): the matrix of Antman's dissipation, `D = ½ ẏᵀ (…) ẏ`, whose viscous
 /// forces are `-(…) ẏ` for the moduli `C_G = C_Gᵛ`, `C_K = C_Kᵛ`.
 pub fn strain_gram(rod: &Rod, c_g: Vec3, c_k: Vec3) -> Triplets {
-    assemble(rod, c_g, c_k, false)
+    assemble(rod, c_g, c_k, false, None)
 }
 
 /// The Hessian (`full`: with the second derivatives of the strains and the clamp terms) or the
-/// Gauss–Newton part alone, for the moduli `c_g`, `c_k`.
-fn assemble(rod: &Rod, c_g: Vec3, c_k: Vec3, full: bool) -> Triplets {
+/// Gauss–Newton part alone, for the moduli `c_g`, `c_k`; `stresses` replace `C_G Γ` in the
+/// second-derivative terms of the segments when given.
+fn assemble(rod: &Rod, c_g: Vec3, c_k: Vec3, full: bool, stresses: Option<&[Vec3]>) -> Triplets {
     let n = rod.segments();
     let mut out = Triplets {
         size: unknowns(rod),
@@ -167,7 +183,7 @@ fn assemble(rod: &Rod, c_g: Vec3, c_k: Vec3, full: bool) -> Triplets {
         let p = rod.orientations[j];
         let h = rod.lengths[j];
         let d = (rod.nodes[j + 1] - rod.nodes[j]) / h;
-        let m = m_scale * (c_g * shear_strain(rod, j));
+        let m = m_scale * stresses.map_or_else(|| c_g * shear_strain(rod, j), |m| m[j]);
         // J_Γ with respect to d (3 x 3) and p (3 x 4).
         let mut jd = [[0.0; 3]; 3];
         let mut jp = [[0.0; 4]; 3];

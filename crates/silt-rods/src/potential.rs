@@ -75,6 +75,18 @@ pub fn gradient(rod: &Rod) -> Gradient {
     g
 }
 
+/// [`gradient`] with the segment stresses given instead of `m = C_G Γ` (the mixed form of the
+/// static solver); the moments and clamps as in [`gradient`].
+pub fn gradient_with_stresses(rod: &Rod, stresses: &[Vec3]) -> Gradient {
+    let n = rod.segments();
+    let mut elastic = vec![Vec3::ZERO; n];
+    let mut moments = vec![Vec3::ZERO; n.saturating_sub(1)];
+    elastic_stresses(rod, &mut elastic, &mut moments);
+    let mut g = generalized_forces(rod, stresses, &moments);
+    add_clamp_gradient(rod, &mut g);
+    g
+}
+
 /// `Bᵀ (h m, h̄ w)`: the generalised forces (on φ and on the quaternion components) whose power
 /// against any rates is `Σ h m · Γ̇ + Σ h̄ w · K̇`, for body-frame segment stresses `m` and node
 /// moments `w` (`B` the strain-rate map of [`crate::strains::strain_rates`]). The elastic gradient

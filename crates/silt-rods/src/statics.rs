@@ -11,27 +11,48 @@
 //! External loads enter as node forces F and body torques τ ([`crate::loads`]): `r_θ` gains `-τ`,
 //! and configuration-dependent loads (follower forces, dead torques) add `-(∂F/∂p) T` and
 //! `-(∂τ/∂p) T` to the (then unsymmetric) Newton matrix. Held nodes are those of the model's
-//! supports, placed where they are at `options.time` (prescribed motion: quasi-static paths).
+//! supports.
 //!
-//! Loads are applied in equal increments (load stepping for large deflections), each solved to a
-//! relative residual `tolerance`; the step is halved when the residual grows.
+//! **Mixed Newton (stiff rods).** The shear and extension stresses `m` are carried as unknowns of
+//! their own (Hellinger–Reissner: `h (Γ - Γ0 - C_G⁻¹ m) = 0` beside the equilibrium). Eliminated
+//! segment by segment, the Newton step for the configuration is the displacement step above, but
+//! with the geometric (second-derivative) terms taken at the carried `m`, and the stresses advance
+//! to the linearised strains, `m ← C_G (Γ + ∂Γ Δ)`. The displacement method takes `m = C_G Γ` at the
+//! new configuration instead, whose quadratic error `C_G |Δθ|² h` (nodes move along straight lines
+//! while the frames turn) is huge for stiff rods (`EA/EI ~ 1e6/r²` for steel) and spoils the
+//! tangent. Both have the same solutions; at `EA L²/EI = 1e12` (200 segments, `F L²/EI = 5`) the
+//! mixed form converges in 11 Newton steps from one increment, the displacement form needs 64
+//! increments (689 steps).
+//!
+//! **Load path.** Loads grow with the load factor λ from 0 to 1, and supports in prescribed motion
+//! are placed where they are at time λ (an end displaced by its velocity, turned by its angular
+//! velocity, at λ = 1). Each increment is solved to a relative residual `tolerance` by Newton with a
+//! trust region on the rotations (see `Problem::newton` for why not a damping test); an increment
+//! that fails is cut in half and retried from the last equilibrium, one that converges in a few
+//! steps lets the next grow (automatic load-step control), so no user-chosen number of load steps
+//! is needed. The stiff cantilever of issue 21 (`EA = GA = 1e7 EI / L²`, `F L²/EI = 10`) failed with
+//! 20 equal load steps and needed 70; it now converges from one increment in 9 Newton steps.
 
 use silt_core::Vec3;
 
 use crate::band::{BandLu, BandMatrix};
 use crate::dynamics::{RodModel, RodMotion};
-use crate::hessian::hessian;
+use crate::hessian::hessian_with_stresses;
 use crate::loads::ExternalForces;
-use crate::potential::gradient;
-use crate::quaternion::{mul, normalized, pure, Quat};
+use crate::potential::gradient_with_stresses;
+use crate::quaternion::{conj, mul, normalized, pure, Quat};
 use crate::rod::Rod;
+use crate::strains::{shear_strain, strain_rates};
 use crate::verlet::rotation_exp;
 
 /// What the static solve did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StaticReport {
     pub newton_steps: usize,
+    /// Load increments that converged.
     pub load_steps: usize,
+    /// Increments that failed and were retried at half the size.
+    pub rejected_steps: usize,
     /// Final relative residual.
     pub residual: f64,
 }
@@ -39,12 +60,13 @@ pub struct StaticReport {
 /// Settings of the static solve.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StaticOptions {
+    /// The first load increment is `1 / load_steps`; later ones adapt.
     pub load_steps: usize,
     pub tolerance: f64,
-    /// Newton steps allowed per load step.
+    /// Newton steps allowed per load increment before it is cut.
     pub max_newton_steps: usize,
-    /// Time at which the supports are placed.
-    pub time: f64,
+    /// The smallest load increment tried before the solve gives up.
+    pub min_increment: f64,
 }
 
 impl Default for StaticOptions {
@@ -55,8 +77,8 @@ impl Default for StaticOptions {
             // cantilever at N = 100, reached by quadratic convergence); a correction below 1e-12 of
             // the length also ends the iteration.
             tolerance: 1e-8,
-            max_newton_steps: 50,
-            time: 0.0,
+            max_newton_steps: 25,
+            min_increment: 1e-6,
         }
     }
 }
@@ -65,9 +87,21 @@ fn tangent(p: Quat) -> [Quat; 3] {
     std::array::from_fn(|i| mul(p, pure(Vec3::AXES[i])).map(|c| 0.5 * c))
 }
 
-/// Reduced residual: the free nodes' force balance, then every segment's torque balance.
+/// Reduced residual: the free nodes' force balance, then every segment's torque balance, with the
+/// elastic stresses `m = C_G Γ` of the configuration.
 fn reduced_residual(rod: &Rod, external: &ExternalForces, free: &[usize]) -> Vec<f64> {
-    let g = gradient(rod);
+    let stresses = elastic_segment_stresses(rod);
+    reduced_gradient(rod, &stresses, external, free)
+}
+
+/// The reduced gradient of `Π` for given segment stresses.
+fn reduced_gradient(
+    rod: &Rod,
+    stresses: &[Vec3],
+    external: &ExternalForces,
+    free: &[usize],
+) -> Vec<f64> {
+    let g = gradient_with_stresses(rod, stresses);
     let mut r = Vec::with_capacity(3 * free.len() + 3 * rod.segments());
     for &j in free {
         r.extend((g.nodes[j] - external.nodes[j]).to_array());
@@ -85,122 +119,319 @@ fn reduced_residual(rod: &Rod, external: &ExternalForces, free: &[usize]) -> Vec
     r
 }
 
+/// `m = C_G Γ` of every segment.
+fn elastic_segment_stresses(rod: &Rod) -> Vec<Vec3> {
+    (0..rod.segments())
+        .map(|j| rod.stiffness.shear_extension * shear_strain(rod, j))
+        .collect()
+}
+
+/// The state of the solve at a load factor: configuration and carried stresses.
+#[derive(Clone)]
+struct Equilibrium {
+    rod: Rod,
+    stresses: Vec<Vec3>,
+    factor: f64,
+    /// The load factor of the equilibrium this state was predicted from.
+    factor_start: f64,
+}
+
+/// The largest turn of a segment in one Newton step (radians): the trust region.
+const MAX_TURN: f64 = 0.5;
+
+/// Why an increment failed.
+enum Failure {
+    /// Retry with a smaller increment.
+    Diverged(String),
+    /// Give up (singular system).
+    Fatal(String),
+}
+
+/// The fixed parts of one solve.
+struct Problem<'a> {
+    model: &'a RodModel,
+    free: Vec<usize>,
+    fixed: Vec<usize>,
+    slots: Vec<usize>,
+    size: usize,
+    length: f64,
+    load_scale: f64,
+    options: StaticOptions,
+}
+
+impl Problem<'_> {
+    fn forces(&self, rod: &Rod, factor: f64) -> ExternalForces {
+        self.model.loads.forces(rod, &self.model.inertia, factor)
+    }
+
+    /// Residuals in force units: torques divided by the rod's length.
+    fn norm(&self, r: &[f64]) -> f64 {
+        let (forces, torques) = r.split_at(3 * self.free.len());
+        (forces.iter().map(|x| x * x).sum::<f64>()
+            + torques.iter().map(|x| x * x).sum::<f64>() / (self.length * self.length))
+            .sqrt()
+    }
+
+    /// Corrections in length units: rotations times the rod's length.
+    fn step_norm(&self, d: &[f64]) -> f64 {
+        let (moves, turns) = d.split_at(3 * self.free.len());
+        (moves.iter().map(|x| x * x).sum::<f64>()
+            + turns.iter().map(|x| x * x).sum::<f64>() * self.length * self.length)
+            .sqrt()
+    }
+
+    /// Places the supports as at load factor `factor` (prescribed end motion along the path).
+    fn place_supports(&self, rod: &mut Rod, factor: f64) {
+        let mut motion = RodMotion::rest(rod);
+        self.model.apply_boundaries(rod, &mut motion, factor);
+    }
+
+    /// Mixed Newton at one load factor from `state` (supports already placed), counting its steps
+    /// into `steps`; the final relative residual.
+    ///
+    /// Globalised by a trust region on the rotations (no segment turns by more than
+    /// [`MAX_TURN`] in one step) and by the contraction of successive corrections: two growing
+    /// corrections in a row, or `max_newton_steps`, fail the increment (the caller cuts it). The
+    /// classic damping tests do not work here: a step's residual, energy or simplified correction
+    /// (old matrix, new residual) all carry the stiff `C_G |Δθ|²` error of the chord update, which
+    /// turns into a large bending correction along the old chords (measured: 500 times the step at
+    /// `EA L²/EI = 1e10`), so they reject good steps and Newton crawls.
+    fn newton(&self, state: &mut Equilibrium, steps: &mut usize) -> Result<f64, Failure> {
+        let factor = state.factor;
+        let first = *steps;
+        let mut last_correction = f64::INFINITY;
+        let mut growing = 0;
+        loop {
+            let external = self.forces(&state.rod, factor);
+            let r = reduced_residual(&state.rod, &external, &self.free);
+            let residual = self.norm(&r) / self.load_scale;
+            if !residual.is_finite() {
+                return Err(Failure::Diverged("the residual is not finite".into()));
+            }
+            if residual < self.options.tolerance {
+                return Ok(residual);
+            }
+            if *steps - first >= self.options.max_newton_steps {
+                return Err(Failure::Diverged(format!(
+                    "no convergence in {} Newton steps (residual {residual:.1e})",
+                    self.options.max_newton_steps
+                )));
+            }
+            *steps += 1;
+            let matrix = newton_matrix(&state.rod, &state.stresses, self.model, factor, &self.free);
+            let lu = BandLu::factor(matrix).map_err(|e| {
+                let message = format!(
+                    "the Newton system is singular at column {} (is the rod held against rigid \
+                     motion?)",
+                    e.column
+                );
+                // Singular at the unloaded start: rigid motion; anywhere else, a bad iterate.
+                if factor == 0.0 || (state.factor_start == 0.0 && *steps - first == 1) {
+                    Failure::Fatal(message)
+                } else {
+                    Failure::Diverged(message)
+                }
+            })?;
+            // The right-hand side of the condensed mixed step is the displacement residual.
+            let delta = match solve(&lu, &self.slots, self.size, &r) {
+                Ok(delta) => delta,
+                Err(message) => return Err(Failure::Diverged(message)),
+            };
+            let correction = self.step_norm(&delta);
+            // A correction at round-off of the rod's length: converged, whatever the residual's
+            // floor (it grows with the number of segments and with C_G: 8e-8 of the load at 2,000
+            // segments, 1e-3 at EA L²/EI = 1e12).
+            if correction <= 1e-12 * self.length {
+                apply(&mut state.rod, &self.free, &delta, 1.0);
+                return Ok(residual);
+            }
+            if correction > last_correction {
+                growing += 1;
+                if growing >= 2 {
+                    return Err(Failure::Diverged(format!(
+                        "the Newton corrections grew (residual {residual:.1e})"
+                    )));
+                }
+            } else {
+                growing = 0;
+            }
+            last_correction = correction;
+            let largest_turn = delta[3 * self.free.len()..]
+                .chunks(3)
+                .map(|t| Vec3::from_slice(t).length())
+                .fold(0.0, f64::max);
+            let lambda = (MAX_TURN / largest_turn).min(1.0);
+            let stress_change = self.stress_change(state, &delta);
+            apply(&mut state.rod, &self.free, &delta, lambda);
+            for (m, dm) in state.stresses.iter_mut().zip(&stress_change) {
+                *m += lambda * *dm;
+            }
+        }
+    }
+
+    /// `Δm = C_G (Γ + ∂Γ Δ) - m`: the carried stresses' Newton update, from the linearised strains.
+    fn stress_change(&self, state: &Equilibrium, delta: &[f64]) -> Vec<Vec3> {
+        let rod = &state.rod;
+        let mut velocities = vec![Vec3::ZERO; rod.nodes.len()];
+        for (k, &j) in self.free.iter().enumerate() {
+            velocities[j] = Vec3::from_slice(&delta[3 * k..3 * k + 3]);
+        }
+        let offset = 3 * self.free.len();
+        let rates: Vec<Quat> = rod
+            .orientations
+            .iter()
+            .enumerate()
+            .map(|(s, p)| {
+                let theta = Vec3::from_slice(&delta[offset + 3 * s..offset + 3 * s + 3]);
+                mul(*p, pure(theta)).map(|c| 0.5 * c)
+            })
+            .collect();
+        let (strain_change, _) = strain_rates(rod, &velocities, &rates);
+        (0..rod.segments())
+            .map(|j| {
+                rod.stiffness.shear_extension * (shear_strain(rod, j) + strain_change[j])
+                    - state.stresses[j]
+            })
+            .collect()
+    }
+}
+
 /// Solves for the static equilibrium of `rod` under the model's loads, its supports holding their
-/// nodes (and clamp frames) as at `options.time`.
+/// nodes (and clamp frames) as they are at the end of the load path (λ = 1).
 pub fn solve_static(
     rod: &mut Rod,
     model: &RodModel,
     options: StaticOptions,
 ) -> Result<StaticReport, String> {
-    let mut motion = RodMotion::rest(rod);
-    model.apply_boundaries(rod, &mut motion, options.time);
     let fixed = model.held_nodes(rod);
     let free: Vec<usize> = (0..rod.nodes.len())
         .filter(|j| !fixed.contains(j))
         .collect();
-    let slots = slots(&free, rod.segments());
-    let size = 6 * rod.segments() + 3;
-    let forces = |rod: &Rod, factor: f64| model.loads.forces(rod, &model.inertia, factor);
-    // Residuals in force units: torques divided by the rod's length.
     let length: f64 = rod.lengths.iter().sum();
-    let norm = |r: &[f64]| -> f64 {
-        let (forces, torques) = r.split_at(3 * free.len());
-        (forces.iter().map(|x| x * x).sum::<f64>()
-            + torques.iter().map(|x| x * x).sum::<f64>() / (length * length))
-            .sqrt()
-    };
-    // Corrections in length units: rotations times the rod's length.
-    let step_norm = |d: &[f64]| -> f64 {
-        let (moves, turns) = d.split_at(3 * free.len());
-        (moves.iter().map(|x| x * x).sum::<f64>()
-            + turns.iter().map(|x| x * x).sum::<f64>() * length * length)
-            .sqrt()
-    };
-    let full = forces(rod, 1.0);
+    let full = model.loads.forces(rod, &model.inertia, 1.0);
+    // The load's scale; a pure displacement path (no loads) is measured against the forces its
+    // first small step produces, EI / L² per unit of turn at least.
     let load_scale = full
         .nodes
         .iter()
         .map(|f| f.length())
         .chain(full.torques.iter().map(|t| t.length() / length))
         .fold(0.0, f64::max)
+        .max(1e-12 * rod.stiffness.bending_torsion.min_element() / (length * length))
         .max(1e-300);
-    let mut newton_steps = 0;
-    let mut residual = f64::INFINITY;
-    let mut previous: Option<Rod> = None;
-    for step in 1..=options.load_steps {
-        let factor = step as f64 / options.load_steps as f64;
-        // Secant predictor along the load path: the last increment repeated (positions added,
-        // rotations composed), so Newton starts near the next equilibrium.
-        let converged = rod.clone();
-        if let Some(before) = previous.take() {
-            for ((x, x_before), held) in rod.nodes.iter_mut().zip(&before.nodes).zip(0..) {
-                if !fixed.contains(&held) {
-                    *x += *x - *x_before;
+    let problem = Problem {
+        model,
+        slots: slots(&free, rod.segments()),
+        size: 6 * rod.segments() + 3,
+        free,
+        fixed,
+        length,
+        load_scale,
+        options,
+    };
+    problem.place_supports(rod, 0.0);
+    let mut state = Equilibrium {
+        stresses: elastic_segment_stresses(rod),
+        rod: rod.clone(),
+        factor: 0.0,
+        factor_start: 0.0,
+    };
+    let mut previous: Option<Equilibrium> = None;
+    let mut increment = 1.0 / options.load_steps.max(1) as f64;
+    let mut report = StaticReport {
+        newton_steps: 0,
+        load_steps: 0,
+        rejected_steps: 0,
+        residual: 0.0,
+    };
+    while state.factor < 1.0 {
+        let target = if state.factor + increment > 1.0 - 1e-12 {
+            1.0
+        } else {
+            state.factor + increment
+        };
+        let mut trial = problem.predict(&state, previous.as_ref(), target);
+        let before = report.newton_steps;
+        match problem.newton(&mut trial, &mut report.newton_steps) {
+            Ok(residual) => {
+                let steps = report.newton_steps - before;
+                report.load_steps += 1;
+                report.residual = residual;
+                previous = Some(std::mem::replace(&mut state, trial));
+                // Easy convergence lets the next increment grow; a hard one keeps it.
+                if steps <= 6 {
+                    increment *= 2.0;
                 }
             }
-            for (p, p_before) in rod.orientations.iter_mut().zip(&before.orientations) {
-                *p = normalized(mul(*p, mul(crate::quaternion::conj(*p_before), *p)));
-            }
-        }
-        previous = Some(converged);
-        let mut steps_at_this_load = 0;
-        loop {
-            let r = reduced_residual(rod, &forces(rod, factor), &free);
-            residual = norm(&r) / load_scale;
-            if residual < options.tolerance {
-                break;
-            }
-            if steps_at_this_load >= options.max_newton_steps {
-                return Err(format!(
-                    "the static solve did not converge in {steps_at_this_load} Newton steps \
-                     (residual {residual:e} at load {factor}); use more load steps"
-                ));
-            }
-            newton_steps += 1;
-            steps_at_this_load += 1;
-            let lu = BandLu::factor(newton_matrix(rod, model, factor, &free)).map_err(|e| {
-                format!(
-                    "the Newton system is singular at column {} (is the rod held against rigid \
-                     motion?)",
-                    e.column
-                )
-            })?;
-            let delta = solve(&lu, &slots, size, &r)?;
-            let delta_norm = step_norm(&delta);
-            // A correction at round-off of the rod's length: converged, whatever the residual's
-            // floor (it grows with the number of segments: 8e-8 of the load at 2,000).
-            if delta_norm <= 1e-12 * length {
-                apply(rod, &free, &delta, 1.0);
-                break;
-            }
-            // Damped Newton with Deuflhard's natural monotonicity test: a step of length λ is
-            // taken when the next simplified correction (same matrix) shrinks, |Δ̄| <= (1 - λ/4)
-            // |Δ|. Unlike the residual, this measure does not mix stiff and soft directions.
-            let mut lambda = 1.0;
-            let start = rod.clone();
-            loop {
-                *rod = start.clone();
-                apply(rod, &free, &delta, lambda);
-                let trial = reduced_residual(rod, &forces(rod, factor), &free);
-                let simplified = solve(&lu, &slots, size, &trial).map(|d| step_norm(&d));
-                if matches!(simplified, Ok(n) if n <= (1.0 - 0.25 * lambda) * delta_norm) {
-                    break;
-                }
-                if lambda < 1e-4 {
+            Err(Failure::Fatal(message)) => return Err(message),
+            Err(Failure::Diverged(reason)) => {
+                report.rejected_steps += 1;
+                increment = 0.5 * (target - state.factor);
+                if increment < options.min_increment {
+                    *rod = state.rod;
                     return Err(format!(
-                        "the static solve stalled at load {factor} (residual {residual:e}); use \
-                         more load steps"
+                        "the static solve could not pass load factor {:.6} (of 1): increments \
+                         down to {:.1e} failed ({reason}). The rod may buckle or snap through \
+                         there, which a static solve cannot follow: run it dynamically with \
+                         damping (integrator = \"radau\") or add an imperfection",
+                        state.factor,
+                        2.0 * increment
                     ));
                 }
-                lambda *= 0.5;
             }
         }
     }
-    Ok(StaticReport {
-        newton_steps,
-        load_steps: options.load_steps,
-        residual,
-    })
+    *rod = state.rod;
+    Ok(report)
+}
+
+impl Problem<'_> {
+    /// The start of the increment to `target`: the last equilibrium, its supports moved to
+    /// `target`, continued along the secant of the last increment (positions added, rotations
+    /// composed, stresses added, all scaled to the new increment's size).
+    fn predict(
+        &self,
+        state: &Equilibrium,
+        previous: Option<&Equilibrium>,
+        target: f64,
+    ) -> Equilibrium {
+        let mut next = state.clone();
+        next.factor = target;
+        next.factor_start = state.factor;
+        if let Some(before) = previous {
+            let scale = (target - state.factor) / (state.factor - before.factor);
+            for (j, (x, x_before)) in next.rod.nodes.iter_mut().zip(&before.rod.nodes).enumerate() {
+                if !self.fixed.contains(&j) {
+                    *x += scale * (*x - *x_before);
+                }
+            }
+            for (p, p_before) in next
+                .rod
+                .orientations
+                .iter_mut()
+                .zip(&before.rod.orientations)
+            {
+                let turn = rotation_log(mul(conj(*p_before), *p));
+                *p = normalized(mul(*p, rotation_exp(scale * turn)));
+            }
+            for (m, m_before) in next.stresses.iter_mut().zip(&before.stresses) {
+                *m += scale * (*m - *m_before);
+            }
+        }
+        self.place_supports(&mut next.rod, target);
+        next
+    }
+}
+
+/// The rotation vector θ of a unit quaternion, `q = exp(θ)` with |θ| <= π.
+fn rotation_log(q: Quat) -> Vec3 {
+    let q = if q[0] < 0.0 { q.map(|c| -c) } else { q };
+    let v = crate::quaternion::vector(q);
+    let s = v.length();
+    if s < 1e-300 {
+        return Vec3::ZERO;
+    }
+    2.0 * s.atan2(q[0]) / s * v
 }
 
 /// `H⁻¹ (-r)` with the factorised Newton matrix, r and the result in the reduced order.
@@ -241,7 +472,13 @@ fn slots(free: &[usize], segments: usize) -> Vec<usize> {
 const NEWTON_BAND: usize = 8;
 
 /// `∂r/∂(φ_free, θ)` as a band matrix in the interleaved layout of [`slots`].
-fn newton_matrix(rod: &Rod, model: &RodModel, factor: f64, free: &[usize]) -> BandMatrix<f64> {
+fn newton_matrix(
+    rod: &Rod,
+    stresses: &[Vec3],
+    model: &RodModel,
+    factor: f64,
+    free: &[usize],
+) -> BandMatrix<f64> {
     let n = rod.segments();
     let size = 6 * n + 3;
     let mut h = BandMatrix::<f64>::zeros(size, NEWTON_BAND, NEWTON_BAND);
@@ -276,7 +513,7 @@ fn newton_matrix(rod: &Rod, model: &RodModel, factor: f64, free: &[usize]) -> Ba
             std::array::from_fn(|m| (6 * block + 3 + m, t[m][offset - 3]))
         }
     };
-    for &(i, j, v) in &hessian(rod).entries {
+    for &(i, j, v) in &hessian_with_stresses(rod, stresses).entries {
         for (a, x) in basis(i) {
             if a == usize::MAX {
                 continue;
@@ -288,7 +525,7 @@ fn newton_matrix(rod: &Rod, model: &RodModel, factor: f64, free: &[usize]) -> Ba
             }
         }
     }
-    let g = gradient(rod);
+    let g = gradient_with_stresses(rod, stresses);
     // The turning of T = ½ p e_k with θ: ∂(Tᵀ g)_k/∂θ_m gains ¼ ⟨p e_m e_k, g⟩ =
     // -¼ δ_mk (p · g) + ½ ε_mkl (Tᵀ g)_l.
     for (s, (t, gp)) in tangents.iter().zip(&g.orientations).enumerate() {
@@ -358,7 +595,7 @@ mod tests {
             *p = mul(rotation(Vec3::new(0.2, 1.0, 0.3), 0.01 * j as f64), *p);
         }
         let free: Vec<usize> = (1..7).collect();
-        let band = newton_matrix(&rod, &model, 1.0, &free);
+        let band = newton_matrix(&rod, &elastic_segment_stresses(&rod), &model, 1.0, &free);
         let slot = slots(&free, rod.segments());
         let h = |row: usize, col: usize| {
             if band.in_band(slot[row], slot[col]) {

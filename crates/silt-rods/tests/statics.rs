@@ -168,3 +168,91 @@ fn static_solver_scales_to_thousands_of_segments() {
     // Against Richardson's limit of 25/50/100 (rod-statics): 0.06774842.
     assert!((tip - 0.067748_42).abs() < 1e-7, "{tip}");
 }
+
+/// A cantilever of unit length and bending stiffness, shear and extension stiffness `ratio` (in
+/// units of EI / L²), `segments` long, under a dead tip force `alpha` across it, from the options.
+fn stiff_cantilever(
+    ratio: f64,
+    alpha: f64,
+    segments: usize,
+    options: StaticOptions,
+) -> (Result<silt_rods::statics::StaticReport, String>, Vec3) {
+    let stiffness = Stiffness {
+        shear_extension: Vec3::splat(ratio),
+        bending_torsion: Vec3::ONE,
+    };
+    let mut rod = Rod::straight(segments, 1.0, Vec3::ZERO, Vec3::X, Vec3::Y, stiffness).unwrap();
+    let model = clamped(
+        &mut rod,
+        0.01,
+        Loads {
+            node_forces: vec![(segments, Vec3::new(0.0, -alpha, 0.0))],
+            ..Loads::default()
+        },
+    );
+    let report = solve_static(&mut rod, &model, options);
+    (report, rod.nodes[segments])
+}
+
+/// Issue 21: stiff rods (EA L²/EI up to 1e12; steel is ~1e6 L²/r²) converge from one load
+/// increment in a few Newton steps, and meet the inextensible elastica (Mattiasson 1981, Table 1:
+/// (δ_h, δ_v)/L = (0.05643, 0.30172) at F L²/EI = 1, (0.38763, 0.71379) at 5, (0.55500, 0.81061) at
+/// 10) to the discretisation error. Before the mixed Newton step and the trust region, 1e7 at
+/// F L²/EI = 10 failed with 20 equal load steps.
+#[test]
+fn stiff_cantilevers_converge_from_one_increment() {
+    let elastica = [
+        (1.0, 0.05643, 0.30172),
+        (5.0, 0.38763, 0.71379),
+        (10.0, 0.55500, 0.81061),
+    ];
+    for ratio in [1e4, 1e7, 1e10, 1e12] {
+        for (alpha, shortening, deflection) in elastica {
+            let (report, tip) = stiff_cantilever(ratio, alpha, 100, StaticOptions::default());
+            let report = report.unwrap_or_else(|e| panic!("EA/EI {ratio:e}, alpha {alpha}: {e}"));
+            eprintln!("EA/EI {ratio:e}, alpha {alpha}: tip {tip}, {report:?}");
+            assert_eq!(
+                (report.load_steps, report.rejected_steps),
+                (1, 0),
+                "{report:?}"
+            );
+            assert!(report.newton_steps <= 12, "{report:?}");
+            // Discretisation (h = 0.01): below 2e-4; extension and shear add about F/(k G A).
+            let tolerance = 2e-4 + 1.5 * alpha / ratio;
+            assert!((1.0 - tip.x - shortening).abs() < tolerance, "{tip}");
+            assert!((-tip.y - deflection).abs() < tolerance, "{tip}");
+        }
+    }
+}
+
+/// The load-step control cuts an increment that fails and retries it; it gives up below the
+/// smallest increment with a message that names the load factor reached.
+#[test]
+fn failed_increments_are_cut_and_the_last_failure_is_explained() {
+    // Two Newton steps are not enough for the full load: the increments are cut until they are.
+    let options = StaticOptions {
+        max_newton_steps: 3,
+        ..StaticOptions::default()
+    };
+    let (report, tip) = stiff_cantilever(1e7, 10.0, 50, options);
+    let report = report.unwrap();
+    eprintln!("at most 3 Newton steps per increment: {report:?}, tip {tip}");
+    assert!(
+        report.rejected_steps > 0 && report.load_steps > 1,
+        "{report:?}"
+    );
+    assert!((-tip.y - 0.81061).abs() < 1e-3, "{tip}");
+    // One Newton step per increment and no cut below a quarter of the load: it must give up.
+    let options = StaticOptions {
+        max_newton_steps: 1,
+        min_increment: 0.25,
+        ..StaticOptions::default()
+    };
+    let error = stiff_cantilever(1e7, 10.0, 50, options).0.unwrap_err();
+    eprintln!("{error}");
+    assert!(
+        error.contains("could not pass load factor 0.000000"),
+        "{error}"
+    );
+    assert!(error.contains("radau"), "{error}");
+}
