@@ -66,6 +66,8 @@ enum Stepper {
         model: RodModel,
         verlet: Verlet,
         newton_steps: u64,
+        /// Load increments of the static solve that failed and were cut.
+        rejected_increments: u64,
     },
 }
 
@@ -83,6 +85,8 @@ pub enum RodCheckpoint {
         velocities: Vec<Vec3>,
         angular_velocities: Vec<Vec3>,
         newton_steps: u64,
+        #[serde(default)]
+        rejected_increments: u64,
     },
 }
 
@@ -138,9 +142,13 @@ impl Stepper {
                     s.newton_failures as f64,
                 ]
             }
-            Stepper::Explicit { newton_steps, .. } if *newton_steps > 0 => {
+            Stepper::Explicit {
+                newton_steps,
+                rejected_increments,
+                ..
+            } if *newton_steps > 0 => {
                 let n = *newton_steps as f64;
-                [n, 0.0, 0.0, n, n, 0.0]
+                [n, *rejected_increments as f64, 0.0, n, n, 0.0]
             }
             Stepper::Explicit { .. } => {
                 let n = verlet_steps as f64;
@@ -165,6 +173,7 @@ impl Rods {
                     model,
                     verlet: Verlet::default(),
                     newton_steps: 0,
+                    rejected_increments: 0,
                 },
             })
             .collect();
@@ -319,6 +328,7 @@ impl Model for Rods {
                         rod,
                         model,
                         newton_steps,
+                        rejected_increments,
                         ..
                     } = r
                     {
@@ -328,6 +338,7 @@ impl Model for Rods {
                         };
                         let report = solve_static(rod, model, options)?;
                         *newton_steps = report.newton_steps as u64;
+                        *rejected_increments = report.rejected_steps as u64;
                     }
                     Ok(())
                 })?;
@@ -357,6 +368,7 @@ impl Model for Rods {
                     rod,
                     motion,
                     newton_steps,
+                    rejected_increments,
                     ..
                 } => RodCheckpoint::Explicit {
                     nodes: rod.nodes.clone(),
@@ -364,6 +376,7 @@ impl Model for Rods {
                     velocities: motion.velocities.clone(),
                     angular_velocities: motion.angular_velocities.clone(),
                     newton_steps: *newton_steps,
+                    rejected_increments: *rejected_increments,
                 },
             })
             .collect();
@@ -399,6 +412,7 @@ impl Model for Rods {
                         rod,
                         motion,
                         newton_steps,
+                        rejected_increments,
                         ..
                     },
                     RodCheckpoint::Explicit {
@@ -407,6 +421,7 @@ impl Model for Rods {
                         velocities,
                         angular_velocities,
                         newton_steps: solved,
+                        rejected_increments: rejected,
                     },
                 ) => {
                     if nodes.len() != rod.nodes.len()
@@ -425,6 +440,7 @@ impl Model for Rods {
                     motion.velocities = velocities;
                     motion.angular_velocities = angular_velocities;
                     *newton_steps = solved;
+                    *rejected_increments = rejected;
                 }
                 _ => return Err("the checkpoint was written by another integrator".into()),
             }

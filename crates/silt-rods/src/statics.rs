@@ -240,8 +240,12 @@ impl Problem<'_> {
             let correction = self.step_norm(&delta);
             // A correction at round-off of the rod's length: converged, whatever the residual's
             // floor (it grows with the number of segments and with C_G: 8e-8 of the load at 2,000
-            // segments, 1e-3 at EA L²/EI = 1e12).
-            if correction <= 1e-12 * self.length {
+            // segments, 1e-3 at EA L²/EI = 1e12). So is one below 1e-6 L that no longer shrinks
+            // (Newton would halve it at least): the round-off of an ill-conditioned matrix, e.g.
+            // next to a bifurcation, where corrections stall between 1e-11 and 5e-7 L (the
+            // twisted rod of validation/rod-helical-buckling before its helix localizes).
+            let stalled = correction <= 1e-6 * self.length && correction > 0.5 * last_correction;
+            if correction <= 1e-12 * self.length || stalled {
                 apply(&mut state.rod, &self.free, &delta, 1.0);
                 return Ok(residual);
             }
@@ -309,15 +313,25 @@ pub fn solve_static(
         .collect();
     let length: f64 = rod.lengths.iter().sum();
     let full = model.loads.forces(rod, &model.inertia, 1.0);
-    // The load's scale; a pure displacement path (no loads) is measured against the forces its
-    // first small step produces, EI / L² per unit of turn at least.
+    // The load's scale; prescribed end motion counts as the force that bends the rod by it,
+    // `C_K (θ / L² + u / L³)` (a pure twist or displacement path has no load).
+    let bending = rod.stiffness.bending_torsion.min_element();
+    let motion_scale = model
+        .boundaries
+        .iter()
+        .map(|b| {
+            let travel = b.motion.duration.min(1.0);
+            bending
+                * (travel * b.motion.angular_velocity.length() / length.powi(2)
+                    + travel * b.motion.velocity.length() / length.powi(3))
+        })
+        .fold(0.0, f64::max);
     let load_scale = full
         .nodes
         .iter()
         .map(|f| f.length())
         .chain(full.torques.iter().map(|t| t.length() / length))
-        .fold(0.0, f64::max)
-        .max(1e-12 * rod.stiffness.bending_torsion.min_element() / (length * length))
+        .fold(motion_scale, f64::max)
         .max(1e-300);
     let problem = Problem {
         model,
@@ -337,7 +351,14 @@ pub fn solve_static(
         factor_start: 0.0,
     };
     let mut previous: Option<Equilibrium> = None;
-    let mut increment = 1.0 / options.load_steps.max(1) as f64;
+    // A prescribed end rotation is followed in turns of at most MAX_TURN per increment: a clamp
+    // frame is only known up to whole turns, so a larger increment could lose the twist.
+    let largest_increment = model
+        .boundaries
+        .iter()
+        .map(|b| MAX_TURN / b.motion.angular_velocity.length())
+        .fold(1.0, f64::min);
+    let mut increment = (1.0 / options.load_steps.max(1) as f64).min(largest_increment);
     let mut report = StaticReport {
         newton_steps: 0,
         load_steps: 0,
@@ -360,7 +381,7 @@ pub fn solve_static(
                 previous = Some(std::mem::replace(&mut state, trial));
                 // Easy convergence lets the next increment grow; a hard one keeps it.
                 if steps <= 6 {
-                    increment *= 2.0;
+                    increment = (2.0 * increment).min(largest_increment);
                 }
             }
             Err(Failure::Fatal(message)) => return Err(message),

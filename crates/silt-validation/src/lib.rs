@@ -11,6 +11,7 @@ pub mod case;
 pub mod cavity;
 pub mod channel;
 pub mod couette_sphere;
+pub mod elastica;
 pub mod fiber_cantilever;
 pub mod gondret;
 pub mod jeffery_orbit;

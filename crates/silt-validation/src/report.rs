@@ -138,6 +138,11 @@ pub const CASES: &[Case] = &[
         run: crate::rod_cases::rod_statics_case,
     },
     Case {
+        name: "rod-elastica",
+        description: "Cosserat rods, static solver: the large-deflection cantilever (F L^2/EI 0.5-10, EA L^2/EI 1e4-1e10) against the elastica, from one load increment",
+        run: crate::elastica::report,
+    },
+    Case {
         name: "rod-cantilever-dynamics",
         description: "Timoshenko cantilever damped to rest by Radau IIA and by position Verlet: final tip and time to settle within 1 %",
         run: crate::rod_cases::rod_cantilever_dynamics_case,

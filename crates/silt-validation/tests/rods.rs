@@ -1,6 +1,6 @@
 //! The quick versions of the rod validation cases, from their scene files and reference.toml (full
 //! versions: `silt validate rod-statics`, `rod-cantilever-dynamics`, `rod-conservation`,
-//! `rod-steel-pendulum`, `rod-helical-buckling`).
+//! `rod-steel-pendulum`, `rod-helical-buckling`, `rod-elastica`).
 
 mod common;
 
@@ -10,6 +10,14 @@ mod common;
 fn rod_statics_quick() {
     let report = common::quick_case_passes("rod-statics");
     assert_eq!(report.tables[1].1.rows.len(), 3);
+}
+
+/// `validation/rod-elastica` (`elastica.toml`): the large-deflection cantilever against the elastica
+/// for stiff and soft rods, from one load increment, and second order in h.
+#[test]
+fn rod_elastica_quick() {
+    let report = common::quick_case_passes("rod-elastica");
+    assert_eq!(report.tables[0].1.rows.len(), 6);
 }
 
 /// `validation/rod-cantilever-dynamics` (`cantilever.toml`): Radau IIA and position Verlet at
@@ -34,10 +42,12 @@ fn rod_steel_pendulum_quick() {
     common::quick_case_passes("rod-steel-pendulum");
 }
 
-/// `validation/rod-helical-buckling` (`buckling.toml`, 100 segments, 10 turns, slack 10): the
-/// envelope of the localized helix against the analytic one, and the analytic helix of PyElastica's
-/// case against its quoted loads.
+/// `validation/rod-helical-buckling` (`buckling.toml` and `static.toml`, 100 segments, 10 turns,
+/// slack 10): the envelope of the localized helix against the analytic one, by a damped Radau run and
+/// by the static solver along the load path, and the analytic helix of PyElastica's case against its
+/// quoted loads.
 #[test]
 fn rod_helical_buckling_quick() {
-    common::quick_case_passes("rod-helical-buckling");
+    let report = common::quick_case_passes("rod-helical-buckling");
+    assert_eq!(report.tables[0].1.rows.len(), 2);
 }

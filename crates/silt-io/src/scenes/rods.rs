@@ -43,7 +43,7 @@ pub struct RodsSection {
     /// Uniform gravitational acceleration.
     #[serde(default)]
     pub gravity: [f64; 3],
-    /// Load increments of the static solver (default 1).
+    /// The static solver's first load increment is 1 / load_steps (default 1); later ones adapt.
     pub load_steps: Option<usize>,
     #[serde(default)]
     pub rod: Vec<RodGroup>,
@@ -110,6 +110,16 @@ pub struct RodGroup {
     /// How long the ends move (default: the whole run); then they stay where they got to.
     pub first_end_motion_duration: Option<f64>,
     pub last_end_motion_duration: Option<f64>,
+    /// Static scenes: the displacement and rotation vector (world) of a held end at the end of the
+    /// load path (a load path, e.g. an end twisted by a given angle).
+    #[serde(default)]
+    pub first_end_displacement: [f64; 3],
+    #[serde(default)]
+    pub first_end_rotation: [f64; 3],
+    #[serde(default)]
+    pub last_end_displacement: [f64; 3],
+    #[serde(default)]
+    pub last_end_rotation: [f64; 3],
     /// Dead force and torque on the last end (world).
     #[serde(default)]
     pub end_force: [f64; 3],
@@ -420,19 +430,53 @@ fn check_group(
     )?;
     let first = keys.choice(&key("first_end"), &r.first_end, &SUPPORTS)?;
     let last = keys.choice(&key("last_end"), &r.last_end, &SUPPORTS)?;
-    for (name, v, support) in [
-        ("first_end_velocity", r.first_end_velocity, first),
+    // End motion: velocities in dynamic runs, displacements and rotations along a static load
+    // path; (key, value, support, along the static path, a turn).
+    for (name, v, support, path, turn) in [
+        (
+            "first_end_velocity",
+            r.first_end_velocity,
+            first,
+            false,
+            false,
+        ),
         (
             "first_end_angular_velocity",
             r.first_end_angular_velocity,
             first,
+            false,
+            true,
         ),
-        ("last_end_velocity", r.last_end_velocity, last),
+        ("last_end_velocity", r.last_end_velocity, last, false, false),
         (
             "last_end_angular_velocity",
             r.last_end_angular_velocity,
             last,
+            false,
+            true,
         ),
+        (
+            "first_end_displacement",
+            r.first_end_displacement,
+            first,
+            true,
+            false,
+        ),
+        (
+            "first_end_rotation",
+            r.first_end_rotation,
+            first,
+            true,
+            true,
+        ),
+        (
+            "last_end_displacement",
+            r.last_end_displacement,
+            last,
+            true,
+            false,
+        ),
+        ("last_end_rotation", r.last_end_rotation, last, true, true),
     ] {
         let moving = keys.vector(&key(name), v)? != Vec3::ZERO;
         keys.forbid(
@@ -440,13 +484,32 @@ fn check_group(
             &key(name),
             "a free end cannot be moved: make it \"hinged\" or \"clamped\"",
         )?;
+        // The key of the other kind for the same end and motion.
+        let (end, _) = name.split_once("_end_").unwrap_or((name, ""));
+        let counterpart = match (path, turn) {
+            (false, false) => "displacement",
+            (false, true) => "rotation",
+            (true, false) => "velocity",
+            (true, true) => "angular_velocity",
+        };
         keys.forbid(
-            moving && is_static,
+            moving && is_static && !path,
             &key(name),
-            "a static solve has no time to move an end in; remove it",
+            &format!(
+                "a static solve has no time: give where the end gets to along its load path, \
+                 {end}_end_{counterpart}, instead"
+            ),
         )?;
         keys.forbid(
-            moving && name.contains("angular") && support == Some(Support::Hinged),
+            moving && !is_static && path,
+            &key(name),
+            &format!(
+                "an end displacement or rotation is reached along a static load path; a dynamic \
+                 run moves an end by its {end}_end_{counterpart} instead"
+            ),
+        )?;
+        keys.forbid(
+            moving && turn && support == Some(Support::Hinged),
             &key(name),
             "a hinged end turns freely: only a \"clamped\" end can be turned",
         )?;
@@ -459,7 +522,8 @@ fn check_group(
         keys.forbid(
             duration.is_some() && is_static,
             &key(name),
-            "a static solve has no time to move an end in; remove it",
+            "a static solve has no time: its end displacements and rotations are reached at the \
+             end of the load path; remove it",
         )?;
     }
     for (name, v) in [
@@ -514,6 +578,10 @@ fn check_group(
         "last_end_angular_velocity"
     } else if r.first_end_angular_velocity != [0.0; 3] {
         "first_end_angular_velocity"
+    } else if r.last_end_rotation != [0.0; 3] {
+        "last_end_rotation"
+    } else if r.first_end_rotation != [0.0; 3] {
+        "first_end_rotation"
     } else {
         "rest_curvature"
     };
@@ -529,8 +597,8 @@ fn check_group(
     Ok(r.segments.saturating_mul(r.count))
 }
 
-/// The largest turn between neighbouring segments (rad) that the prescribed end rotations, spread
-/// evenly over the segments, and the rest curvature ask for. The discrete curvature
+/// The largest turn between neighbouring segments (rad) that the prescribed end rotations (dynamic
+/// or along a static load path), spread evenly over the segments, and the rest curvature ask for. The discrete curvature
 /// (2/h) sin(θ/2) stops passing on more moment at a turn of π/2.
 fn turn_per_segment(r: &RodGroup, end_time: f64) -> f64 {
     let end_turn: f64 = [
@@ -539,9 +607,15 @@ fn turn_per_segment(r: &RodGroup, end_time: f64) -> f64 {
     ]
     .iter()
     .map(|(w, d)| Vec3::from_array(*w).length() * d.unwrap_or(end_time).min(end_time))
-    .sum();
+    .sum::<f64>()
+        + Vec3::from_array(r.first_end_rotation).length()
+        + Vec3::from_array(r.last_end_rotation).length();
     let h = r.length / r.segments as f64;
     end_turn / r.segments as f64 + Vec3::from_array(r.rest_curvature).length() * h
+}
+
+fn add(a: [f64; 3], b: [f64; 3]) -> Vec3 {
+    Vec3::from_array(a) + Vec3::from_array(b)
 }
 
 /// Every rod of the scene with its model and group, in group order.
@@ -595,26 +669,28 @@ fn build_rods(keys: &Keys, s: &RodsSection) -> Result<Vec<(Rod, RodModel, usize)
             let curvature = Vec3::from_array(group.rest_curvature);
             rod.rest_curvature = vec![curvature; group.segments - 1];
             let mut boundaries = Vec::new();
+            // A static load path runs from time 0 to 1: an end displaced by u and turned by θ
+            // moves at velocity u and angular velocity θ (the dynamic keys are refused there).
             for (end, name, velocity, angular, duration) in [
                 (
                     End::First,
                     &group.first_end,
-                    group.first_end_velocity,
-                    group.first_end_angular_velocity,
+                    add(group.first_end_velocity, group.first_end_displacement),
+                    add(group.first_end_angular_velocity, group.first_end_rotation),
                     group.first_end_motion_duration,
                 ),
                 (
                     End::Last,
                     &group.last_end,
-                    group.last_end_velocity,
-                    group.last_end_angular_velocity,
+                    add(group.last_end_velocity, group.last_end_displacement),
+                    add(group.last_end_angular_velocity, group.last_end_rotation),
                     group.last_end_motion_duration,
                 ),
             ] {
                 if let Some(support) = keys.choice(&key("first_end"), name, &SUPPORTS)? {
                     let motion = EndMotion {
-                        velocity: Vec3::from_array(velocity),
-                        angular_velocity: Vec3::from_array(angular),
+                        velocity,
+                        angular_velocity: angular,
                         duration: duration.unwrap_or(f64::INFINITY),
                     };
                     boundaries.push(Boundary::new(&mut rod, end, support, motion));
@@ -707,7 +783,7 @@ impl SceneKind for RodScene {
             ),
             Integrator::Verlet { dt } => format!("position Verlet (dt {dt:e})"),
             Integrator::Static { load_steps } => {
-                format!("static equilibrium ({load_steps} load steps)")
+                format!("static equilibrium (first load increment 1/{load_steps}, adaptive)")
             }
         };
         format!(
@@ -842,7 +918,8 @@ fn report(scene: &RodScene) -> String {
         Integrator::Static { load_steps } => {
             let _ = writeln!(
                 out,
-                "integrator: static equilibrium (Newton), {load_steps} load step(s)"
+                "integrator: static equilibrium (mixed Newton, trust region); first load increment \
+                 1/{load_steps}, then cut on failure and grown on easy convergence"
             );
         }
     }
