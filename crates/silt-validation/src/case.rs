@@ -33,7 +33,7 @@ macro_rules! case_files {
 
 const FILES: &[(&str, &str, &str)] = case_files! {
     "normal-collisions": ["reference.toml", "wall.toml", "spheres.toml"],
-    "oblique-collisions": ["reference.toml", "wall.toml"],
+    "oblique-collisions": ["reference.toml", "wall.toml", "pair.toml"],
     "taylor-green": ["reference.toml", "vortex-2d.toml", "vortex-3d.toml"],
     "channel-flows": ["reference.toml", "poiseuille.toml", "couette.toml", "flow-rate.toml"],
     "lid-driven-cavity": ["reference.toml", "cavity.toml"],
