@@ -747,14 +747,9 @@ fn step_limit(rods: &[(Rod, RodModel, usize)]) -> StepLimit {
         })
 }
 
-impl SceneKind for RodScene {
-    type Model = Rods;
-
-    fn settings(&self) -> RunSettings {
-        self.settings
-    }
-
-    fn build(&self) -> Result<Rods, SceneError> {
+impl RodScene {
+    /// The scene's rods, each with its initial motion, advanced by `integrator`.
+    pub fn build_with(&self, integrator: Integrator) -> Rods {
         let rods = self
             .rods
             .iter()
@@ -768,7 +763,19 @@ impl SceneKind for RodScene {
                 (rod.clone(), motion, model.clone())
             })
             .collect();
-        Ok(Rods::new(rods, self.integrator))
+        Rods::new(rods, integrator)
+    }
+}
+
+impl SceneKind for RodScene {
+    type Model = Rods;
+
+    fn settings(&self) -> RunSettings {
+        self.settings
+    }
+
+    fn build(&self) -> Result<Rods, SceneError> {
+        Ok(self.build_with(self.integrator))
     }
 
     fn check(&self) -> Result<String, SceneError> {
@@ -792,6 +799,169 @@ impl SceneKind for RodScene {
             model.size().0
         )
     }
+}
+
+/// Wall time of the Radau IIA probe at most (s); the Verlet probe takes a fifth of it.
+const PROBE_SECONDS: f64 = 1.0;
+
+/// Probes are skipped above this many segments (their cost and memory grow with it).
+const PROBE_SEGMENTS: usize = 20_000;
+
+/// The integrator advice of `silt check`, from what damps the stiffest mode and from short probe runs
+/// of both integrators on this scene, on this machine (issue 21). Radau IIA pays when its steps are
+/// far above the explicit limit, which needs the fast modes damped or hardly excited; an undamped
+/// rod under a sudden load keeps them ringing, and Radau (each step 85-230 times a Verlet step) then
+/// takes steps only 10-300 times the explicit limit. Rather than guess that ratio, the probes measure
+/// it: Verlet for a fifth of `PROBE_SECONDS` (its cost per step is uniform), Radau until
+/// `PROBE_SECONDS` or the end, extrapolated linearly (an upper estimate: its steps grow as the start's
+/// transients die down).
+fn advise(out: &mut String, scene: &RodScene, verlet_dt: f64, radau: RadauOptions) {
+    use std::fmt::Write;
+    let end = scene.end_time;
+    // What damps the stiffest mode: drag (rate nu/2) and the inner viscosity of its kind (rate
+    // tau omega^2 / 2, tau = viscous over elastic modulus).
+    let slowest_decay = scene
+        .rods
+        .iter()
+        .map(|(rod, model, _)| {
+            let limit = explicit_step_limit(rod, model);
+            let omega = 2.0 / limit.step;
+            let tau = model.damping.map_or(0.0, |d| {
+                let (viscous, elastic) = match limit.mode {
+                    "axial" => (d.shear_extension.z, rod.stiffness.shear_extension.z),
+                    "torsion" => (d.bending_torsion.z, rod.stiffness.bending_torsion.z),
+                    _ => (d.shear_extension.x, rod.stiffness.shear_extension.x),
+                };
+                viscous / elastic
+            });
+            0.5 * model.drag + 0.5 * tau * omega * omega
+        })
+        .fold(f64::INFINITY, f64::min);
+    let _ = if slowest_decay > 0.0 {
+        writeln!(
+            out,
+            "fast modes: the stiffest decays at {}/s at least (e-fold time {} s, {} of the run)",
+            num(slowest_decay),
+            num(1.0 / slowest_decay),
+            num(1.0 / (slowest_decay * end))
+        )
+    } else {
+        writeln!(
+            out,
+            "fast modes: undamped (no drag or inner viscosity): what a sudden load or the start \
+             excites keeps ringing, and Radau IIA must follow or damp it with its steps"
+        )
+    };
+    let segments: usize = scene.rods.iter().map(|r| r.0.segments()).sum();
+    if segments > PROBE_SEGMENTS {
+        let _ = writeln!(
+            out,
+            "integrator estimate: skipped above {PROBE_SEGMENTS} segments; Radau IIA pays when its \
+             steps are far above the explicit limit (the fast modes damped or hardly excited)"
+        );
+        return;
+    }
+    let Some((verlet, radau)) = probe(scene, verlet_dt, radau) else {
+        let _ = writeln!(out, "integrator estimate: a probe run failed; none made");
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "integrator estimate (probes of this scene on this machine): position Verlet about {} s of \
+         wall time ({} steps of {} s, {} us each); Radau IIA about {} s (t = {} reached in {} s, \
+         mean step {} times the explicit limit; an upper estimate, its steps grow as the start's \
+         transients die down)",
+        num(verlet.total),
+        num((end / verlet_dt).ceil()),
+        num(verlet_dt),
+        num(verlet.seconds_per_step * 1e6),
+        num(radau.total),
+        num(radau.reached),
+        num(radau.seconds),
+        num(radau.mean_step_over_limit),
+    );
+    let ratio = radau.total / verlet.total;
+    let _ = if ratio < 0.5 {
+        writeln!(
+            out,
+            "recommended: integrator = \"radau\" ({} times cheaper by the estimate)",
+            num(1.0 / ratio)
+        )
+    } else if ratio > 2.0 {
+        writeln!(
+            out,
+            "recommended: integrator = \"verlet\" ({} times cheaper by the estimate)",
+            num(ratio)
+        )
+    } else {
+        writeln!(
+            out,
+            "recommended: either (the estimates are within a factor 2; Radau IIA's grows less \
+             than linearly with the run's length)"
+        )
+    };
+}
+
+/// A probe's measure: estimated wall time of the whole run, and what it rests on.
+struct ProbeResult {
+    total: f64,
+    seconds_per_step: f64,
+    reached: f64,
+    seconds: f64,
+    mean_step_over_limit: f64,
+}
+
+/// Short runs of both integrators on `scene` (see [`advise`]).
+fn probe(
+    scene: &RodScene,
+    verlet_dt: f64,
+    radau: RadauOptions,
+) -> Option<(ProbeResult, ProbeResult)> {
+    use silt_core::model::{Horizon, Model};
+    use std::time::Instant;
+    let end = scene.end_time;
+    let limit = step_limit(&scene.rods).step;
+    let mut verlet = scene.build_with(Integrator::Verlet { dt: verlet_dt });
+    let start = Instant::now();
+    let mut steps = 0u64;
+    let budget = (end / verlet_dt).ceil() as u64;
+    while steps < budget && start.elapsed().as_secs_f64() < 0.2 * PROBE_SECONDS {
+        let chunk = 100.min(budget - steps);
+        verlet.advance(Horizon::Steps(chunk)).ok()?;
+        steps += chunk;
+    }
+    let seconds_per_step = start.elapsed().as_secs_f64() / steps.max(1) as f64;
+    let verlet_result = ProbeResult {
+        total: seconds_per_step * (end / verlet_dt).ceil(),
+        seconds_per_step,
+        reached: steps as f64 * verlet_dt,
+        seconds: start.elapsed().as_secs_f64(),
+        mean_step_over_limit: verlet_dt / limit,
+    };
+    let mut implicit = scene.build_with(Integrator::Radau(radau));
+    let start = Instant::now();
+    let mut reached = 0.0;
+    let mut k = 0;
+    while reached < end && start.elapsed().as_secs_f64() < PROBE_SECONDS {
+        k += 1;
+        // Ever longer stretches: 1e-5, 2e-5, 4e-5, ... of the run.
+        let target = (1e-5 * end * 2f64.powi(k)).min(end);
+        implicit.advance(Horizon::Time(target)).ok()?;
+        reached = target;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let radau_steps: f64 = (0..implicit.len())
+        .map(|r| implicit.solver_statistics(r)[0])
+        .sum::<f64>()
+        / implicit.len().max(1) as f64;
+    let radau_result = ProbeResult {
+        total: seconds * end / reached,
+        seconds_per_step: seconds / radau_steps.max(1.0),
+        reached,
+        seconds,
+        mean_step_over_limit: reached / radau_steps.max(1.0) / limit,
+    };
+    Some((verlet_result, radau_result))
 }
 
 /// What `silt check` prints for a rod scene.
@@ -889,13 +1059,7 @@ fn report(scene: &RodScene) -> String {
                      stops with a message (keeping its last good frame)"
                 );
             }
-            if end / limit.step > 1e6 {
-                let _ = writeln!(
-                    out,
-                    "recommended: integrator = \"radau\" (Verlet needs {} steps here)",
-                    num((end / limit.step).ceil())
-                );
-            }
+            advise(&mut out, scene, dt, RadauOptions::default());
         }
         Integrator::Radau(options) => {
             let _ = writeln!(
@@ -907,13 +1071,12 @@ fn report(scene: &RodScene) -> String {
                 num((end / limit.step).ceil()),
                 num(end)
             );
-            if end / limit.step < 1e4 {
-                let _ = writeln!(
-                    out,
-                    "note: the explicit limit is not restrictive here; integrator = \"verlet\" may \
-                     be cheaper"
-                );
-            }
+            advise(
+                &mut out,
+                scene,
+                DEFAULT_STEP_OVER_LIMIT * limit.step,
+                options,
+            );
         }
         Integrator::Static { load_steps } => {
             let _ = writeln!(
