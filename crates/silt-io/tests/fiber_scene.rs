@@ -118,9 +118,10 @@ fn the_base_scene_is_valid_and_places_what_it_says() {
             );
         }
     }
-    // 5 links per arc, 4 per random fiber, 2 for the points; hinges (3 rows), a clamp (9 rows).
+    // 5 links per arc, 4 per random fiber, 2 for the points; hinges (3 rows), a clamp (9 rows); the
+    // alternating spin held at zero on the five fibers without a clamped end (3 rows each).
     let rows: usize = system.constraints.iter().map(|c| c.rows()).sum();
-    assert_eq!(rows, 3 * (2 * 5 + 3 * 4 + 2) + 2 * 3 + 9);
+    assert_eq!(rows, 3 * (2 * 5 + 3 * 4 + 2) + 2 * 3 + 9 + 5 * 3);
     assert_eq!((scene.section.end_time / scene.dt).round(), 20.0);
     let report = scene.check().unwrap();
     assert!(report.contains("bending time"), "{report}");

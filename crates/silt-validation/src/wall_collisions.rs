@@ -42,15 +42,27 @@ fn impact(
     stokes: f64,
     in_contact: &'static str,
 ) -> Result<Approach, String> {
+    free_impact(case, stokes, p.d_over_h, p, 0.0, in_contact)
+}
+
+/// The approach of [`impact`] at `d_over_h`, let go at `release_gap` diameters from the wall.
+fn free_impact(
+    case: &CaseFiles,
+    stokes: f64,
+    d_over_h: f64,
+    p: &Parameters,
+    release_gap: f64,
+    in_contact: &'static str,
+) -> Result<Approach, String> {
     let sphere = Sphere::of(case, SCENE)?;
     let written = sphere.impact_velocity;
     let speed =
         stokes * 9.0 * sphere.dynamic_viscosity / (sphere.particle_density * sphere.diameter);
-    let h = sphere.diameter / p.d_over_h;
+    let h = sphere.diameter / d_over_h;
     Ok(Approach {
         scene: SCENE.into(),
         sphere,
-        d_over_h: p.d_over_h,
+        d_over_h,
         width: 5.0,
         start_gap: p.start_gap,
         start_shift: 0.0,
@@ -60,7 +72,7 @@ fn impact(
         substeps: scene_substeps(case, SCENE)?,
         impact_velocity: speed,
         ramp_rate: sphere.ramp_rate * speed / written,
-        release_gap: 0.0,
+        release_gap,
         fluid_forces_in_contact: in_contact,
         stop_at_first_peak: true,
     })
@@ -183,4 +195,60 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
     };
     report.write(&dir)?;
     Ok(report)
+}
+
+/// One free impact measured as the experiments measure it.
+#[derive(Clone, Debug)]
+pub struct ExperimentalRestitution {
+    pub stokes: f64,
+    /// Largest speed away from the wall after the contact over the approach speed before the wall
+    /// slows the sphere (u_in, at the release one radius above it), over e_dry.
+    pub ratio: f64,
+    /// Silt's e_eff (speed at separation over speed at contact) over e_dry, for contrast.
+    pub contact_ratio: f64,
+    /// Speed at contact over u_in: how much the lubrication layer slowed the sphere.
+    pub slowed: f64,
+    pub peak: f64,
+    pub seconds: f64,
+    /// Upward speed over u_in when the gap first exceeds each of `AWAY` diameters after the contact.
+    pub away: Vec<(f64, f64)>,
+}
+
+/// Gaps (diameters) at which the rebound speed is read.
+pub const AWAY: [f64; 6] = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2];
+
+/// A free approach at St (the seed's: driven at u_in until one radius from the wall, then free, the
+/// seed's rule for the fluid forces in contact), measured as the experiments are.
+pub fn experimental_restitution(
+    case: &CaseFiles,
+    stokes: f64,
+    d_over_h: f64,
+) -> Result<ExperimentalRestitution, String> {
+    let p: Parameters = case.parameters()?;
+    let e_dry = case.scene_number(SCENE, "material.0.e_dry")?;
+    let approach = free_impact(case, stokes, d_over_h, &p, 0.5, "st-crit")?;
+    let r = run(case, &approach)?;
+    Ok(ExperimentalRestitution {
+        stokes: approach.sphere.stokes(approach.impact_velocity),
+        ratio: r.rebound_speed / approach.impact_velocity / e_dry,
+        contact_ratio: r.separation_speed / r.contact_speed.max(1e-300) / e_dry,
+        slowed: r.contact_speed / approach.impact_velocity,
+        peak: r.peaks.first().map_or(0.0, |p| p.1) / approach.sphere.diameter,
+        seconds: r.seconds,
+        away: {
+            let contact = r.first_contact.unwrap_or(f64::INFINITY);
+            AWAY.iter()
+                .map(|&gap| {
+                    let speed = r
+                        .history
+                        .iter()
+                        .filter(|h| h.0 > contact)
+                        .skip_while(|h| h.1 <= 0.0)
+                        .find(|h| h.1 >= gap)
+                        .map_or(0.0, |h| h.2 / approach.impact_velocity);
+                    (gap, speed)
+                })
+                .collect()
+        },
+    })
 }

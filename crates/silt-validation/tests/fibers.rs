@@ -13,14 +13,15 @@ fn fiber_cantilever_quick() {
 }
 
 /// The quick version of `validation/jeffery-orbit` from its scene `chain.toml`: the tumbling periods of
-/// rigid chains of 3, 5 and 8 beads and of a stiff elastic one against Jeffery's with the rigid chain's
-/// own aspect ratio, and the rigid chains' against the same beads as one rigid body (the projection of
-/// the mobility: odd chains were up to 8 % slow before issue 21), within its reference.toml.
+/// rigid chains of 3, 5 and 8 beads and of two elastic ones against Jeffery's with the rigid chain's
+/// own aspect ratio, and the rigid chains' and the stiff elastic 5-bead chain's against the same beads
+/// as one rigid body (the projection of the mobility: odd chains were up to 8 % slow before issue 21,
+/// rigid ones for the joints, elastic ones for the alternating spin mode), within its reference.toml.
 #[test]
 fn jeffery_orbit_quick() {
     let report = common::quick_case_passes("jeffery-orbit");
-    // Rigid chains of 3, 5 and 8 beads (odd and even) and an elastic one.
-    assert_eq!(report.tables[0].1.rows.len(), 4);
+    // Rigid chains of 3, 5 and 8 beads (odd and even), a stiff elastic 5-bead chain and a softer 8.
+    assert_eq!(report.tables[0].1.rows.len(), 5);
 }
 
 /// The quick version of `validation/active-filament` from its scene `swimmer.toml` (16 beads, two

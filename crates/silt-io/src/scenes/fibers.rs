@@ -10,7 +10,8 @@ use serde::Deserialize;
 use silt_core::Vec3;
 use silt_fibers::chain::Fibers;
 use silt_fibers::constraints::{
-    actuated_end, clamped_end, rigid_links, Constraint, PrescribedMotion, Prescription,
+    actuated_end, alternating_spins, clamped_end, rigid_links, Constraint, PrescribedMotion,
+    Prescription,
 };
 use silt_fibers::dynamics::{
     FiberSystem, PointLoad, DEFAULT_JOINT_STEP_OVER_BENDING_TIME, DEFAULT_STEP_OVER_BENDING_TIME,
@@ -417,8 +418,10 @@ impl FiberScene {
         let mut rest = Vec::new();
         let mut point_loads = Vec::new();
         let mut ends: Vec<Box<dyn Constraint>> = Vec::new();
-        // Links whose both angular velocities an end prescribes (see `rigid_links`).
+        // Links whose both angular velocities an end prescribes (see `rigid_links`), and the fibers
+        // with such an end (see `alternating_spins`).
         let mut held_links = Vec::new();
+        let mut held_fibers = Vec::new();
         for (g, group) in s.fiber.iter().enumerate() {
             let key = |k: &str| format!("fibers.fiber[{g}].{k}");
             let first = fibers.fibers().len();
@@ -465,6 +468,7 @@ impl FiberScene {
                         "clamped" => {
                             ends.extend(clamped_end(bead, next));
                             held_links.push(bead.min(next));
+                            held_fibers.push(fiber);
                         }
                         "hinged" => ends.push(Box::new(PrescribedMotion::hinged(bead))),
                         "actuated" => {
@@ -491,6 +495,7 @@ impl FiberScene {
                             } else {
                                 ends.extend(actuated_end(bead, next, velocity, angular));
                                 held_links.push(bead.min(next));
+                                held_fibers.push(fiber);
                             }
                         }
                         _ => {}
@@ -518,6 +523,9 @@ impl FiberScene {
         if s.rigid {
             let links = rigid_links(&system.fibers, &held_links);
             system.constraints.extend(links);
+        } else if !joint_model {
+            let spins = alternating_spins(&system.fibers, &held_fibers);
+            system.constraints.extend(spins);
         }
         system.constraints.extend(ends);
         system.bead_force = Vec3::from_array(s.bead_force);
