@@ -322,6 +322,9 @@ impl Model for Rods {
                     .sum::<u64>()
                     .max(self.steps + 1);
             }
+            // The static solve is the whole run, its one step: done once (solving again from the
+            // equilibrium would restart the load path, its ends back where they started).
+            (Integrator::Static { .. }, _) if self.steps >= 1 => {}
             (Integrator::Static { load_steps }, _) => {
                 self.each_rod(|r| {
                     if let Stepper::Explicit {
