@@ -3,6 +3,7 @@
 //! of Roma, Peskin & Berger 1999 ([`delta`]), interpolation and spreading between the staggered grid and
 //! the markers ([`transfer`]), and multi-direct forcing inside each Runge–Kutta stage ([`forcing`]).
 
+pub mod bed;
 pub mod coupling;
 pub mod delta;
 pub mod forcing;
