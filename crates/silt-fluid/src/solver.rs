@@ -263,6 +263,9 @@ pub struct FluidSolver {
     /// Response of the streamwise increment to a unit uniform force per stage, with the dt it was
     /// computed for and its mean (flow-rate driving with Crank–Nicolson).
     flow_rate_response: [(f64, f64, Vec<f64>); 3],
+    /// Weights of the driving component's unknowns in the held flow rate (the fluid fraction 1 - phi
+    /// at each face, seed eq. 32), in the unknowns' compact order; `None`: the plain mean.
+    flow_rate_weights: Option<Vec<f64>>,
     pub times: StageTimes,
 }
 
@@ -302,6 +305,7 @@ impl FluidSolver {
             phi_compact: vec![0.0; cells.len()],
             phi: Field::zeros(&grid),
             flow_rate_response: [0, 1, 2].map(|_| (0.0, 0.0, Vec::new())),
+            flow_rate_weights: None,
             velocity_unknowns,
             cells,
             helmholtz,
@@ -629,7 +633,13 @@ impl FluidSolver {
         // 5. Projection (with the flow-rate driving) and pressure update.
         let clock = std::time::Instant::now();
         let driving_force = match (flow_rate, streamwise_mean) {
-            (Some((axis, bulk_velocity)), Some(current)) => {
+            (Some((axis, bulk_velocity)), Some(plain)) => {
+                // The weighted mean after the projection (which, unlike the plain mean along a
+                // periodic axis, the pressure correction changes).
+                let current = match &self.flow_rate_weights {
+                    Some(weights) => self.weighted_mean(axis, weights, stage_length / h),
+                    None => plain,
+                };
                 let force = self.flow_rate_force(k, dt, axis, bulk_velocity - current);
                 let driving = match self.helmholtz {
                     None => FlowRateAddition::Uniform(force * stage_length),
@@ -696,10 +706,17 @@ impl FluidSolver {
     /// component unchanged, so the bulk velocity is held to round-off. Explicit viscous terms: g adds
     /// g 2 alpha dt everywhere. Crank–Nicolson: g adds g r, with r the response (1 - alpha dt nu L) r =
     /// 2 alpha dt (walls slow it down), kept per stage in `flow_rate_response` while dt does not change.
+    ///
+    /// With flow-rate weights (seed eq. 32) the shortfall is that of the weighted mean, and g moves the
+    /// weighted mean by g times the weighted mean of the response: held to round-off as well.
     fn flow_rate_force(&mut self, k: usize, dt: f64, axis: usize, shortfall: f64) -> f64 {
         let stage_length = 2.0 * ALPHA[k] * dt;
         let Some(solvers) = &mut self.helmholtz else {
-            return shortfall / stage_length;
+            let gain = match &self.flow_rate_weights {
+                Some(weights) => stage_length * crate::diagnostics::mean_of(weights),
+                None => stage_length,
+            };
+            return shortfall / gain;
         };
         let cached = &mut self.flow_rate_response[k];
         if cached.0 != dt {
@@ -707,7 +724,84 @@ impl FluidSolver {
             solvers[axis].solve(1.0, -ALPHA[k] * dt * self.config.viscosity, &mut response);
             *cached = (dt, crate::diagnostics::mean_of(&response), response);
         }
-        shortfall / cached.1
+        let gain = match &self.flow_rate_weights {
+            Some(weights) => {
+                weights
+                    .iter()
+                    .zip(&cached.2)
+                    .map(|(w, r)| w * r)
+                    .sum::<f64>()
+                    / weights.len() as f64
+            }
+            None => cached.1,
+        };
+        shortfall / gain
+    }
+
+    /// Holds the flow rate as the mean of `weights` times the driving component over its unknowns
+    /// (compact order, see [`crate::grid::Unknowns`]): with the fluid fraction 1 - phi at each face,
+    /// the seed's eq. 32, `q_f = (1 / (L_x L_z)) ∫ (1 - phi) u dV`, over the height. `None` goes back
+    /// to the plain mean. Refused when the flow is not driven by a flow rate or the length is wrong.
+    pub fn set_flow_rate_weights(&mut self, weights: Option<Vec<f64>>) -> Result<(), String> {
+        if let Some(w) = &weights {
+            let Driving::FlowRate { axis, .. } = self.config.driving else {
+                return Err("flow-rate weights need flow-rate driving".into());
+            };
+            let unknowns = self.velocity_unknowns[axis].len();
+            if w.len() != unknowns {
+                return Err(format!(
+                    "{} flow-rate weights for {unknowns} unknowns of the driving component",
+                    w.len()
+                ));
+            }
+        }
+        self.flow_rate_weights = weights;
+        Ok(())
+    }
+
+    /// The flow rate the solver holds: the weighted mean of the driving component (the plain mean
+    /// without weights); `None` without flow-rate driving.
+    pub fn held_flow_rate(&self) -> Option<f64> {
+        let Driving::FlowRate { axis, .. } = self.config.driving else {
+            return None;
+        };
+        let ones;
+        let weights = match &self.flow_rate_weights {
+            Some(w) => w,
+            None => {
+                ones = vec![1.0; self.velocity_unknowns[axis].len()];
+                &ones
+            }
+        };
+        Some(self.weighted_mean(axis, weights, 0.0))
+    }
+
+    /// `Σ w (u_axis - factor G_axis phi) / N` over the unknowns of component `axis`, in their compact
+    /// order: the weighted mean the projection with `factor` leaves (0: of the velocity now).
+    fn weighted_mean(&self, axis: usize, weights: &[f64], factor: f64) -> f64 {
+        let unknowns = &self.velocity_unknowns[axis];
+        let field = &self.state.velocity[axis];
+        let stride = self.phi.stride(axis);
+        let [n0, n1, n2] = unknowns.shape;
+        let mut sum = 0.0;
+        for d in 0..n2 {
+            for b in 0..n1 {
+                for a in 0..n0 {
+                    let index = field.index(
+                        unknowns.start[0] + a,
+                        unknowns.start[1] + b,
+                        unknowns.start[2] + d,
+                    );
+                    let gradient = if factor != 0.0 {
+                        factor * (self.phi.data[index + stride] - self.phi.data[index])
+                    } else {
+                        0.0
+                    };
+                    sum += weights[a + n0 * (b + n1 * d)] * (field.data[index] - gradient);
+                }
+            }
+        }
+        sum / unknowns.len() as f64
     }
 
     /// Stops a run whose velocities are no longer finite or whose CFL number left the stable range.

@@ -325,3 +325,45 @@ fn inflow_and_outflow_carry_a_developed_channel_flow_through() {
         .fold(0.0f64, |m, v| m.max(v.abs()));
     assert!(v_max < 0.02, "cross-flow {v_max}");
 }
+
+/// The flow rate held as the seed's eq. 32 (the fluid fraction 1 - phi weighting the streamwise velocity
+/// at each face): with weights that leave the lower third of the channel mostly solid, the weighted mean
+/// is held at its target to round-off, explicit and Crank–Nicolson alike, while the plain mean then
+/// exceeds it; without weights the plain mean is held as before. Wrong weights are refused.
+#[test]
+fn the_flow_rate_can_be_held_as_the_fluid_weighted_flux() {
+    for viscous in [Viscous::Explicit, Viscous::CrankNicolson] {
+        let config = channel_config(viscous);
+        let mut s = FluidSolver::new(config.clone()).unwrap();
+        let [n0, n1, n2] = config.grid.cells;
+        // The unknowns of u_x (periodic x): n0 x n1 x n2, x fastest; y is the wall-normal axis.
+        let weights: Vec<f64> = (0..n0 * n1 * n2)
+            .map(|i| if (i / n0) % n1 < n1 / 3 { 0.2 } else { 1.0 })
+            .collect();
+        s.set_flow_rate_weights(Some(weights.clone())).unwrap();
+        for _ in 0..20 {
+            s.step().unwrap();
+        }
+        let held = s.held_flow_rate().unwrap();
+        assert!((held - 0.5).abs() < 1e-12, "{viscous:?}: {held}");
+        s.set_flow_rate_weights(None).unwrap();
+        let plain = s.held_flow_rate().unwrap();
+        assert!(plain > 0.5 + 1e-3, "{viscous:?}: plain mean {plain}");
+        for _ in 0..5 {
+            s.step().unwrap();
+        }
+        let plain = s.held_flow_rate().unwrap();
+        assert!((plain - 0.5).abs() < 1e-12, "{viscous:?}: {plain}");
+        let e = s.set_flow_rate_weights(Some(vec![1.0; 3])).unwrap_err();
+        assert!(e.contains("3 flow-rate weights"), "{e}");
+    }
+    let mut still = FluidSolver::new(config(
+        [8, 8, 8],
+        Boundaries::periodic(),
+        Viscous::Explicit,
+        1e-3,
+    ))
+    .unwrap();
+    assert!(still.set_flow_rate_weights(Some(vec![1.0; 512])).is_err());
+    assert_eq!(still.held_flow_rate(), None);
+}

@@ -72,9 +72,26 @@ pub struct CoupledParticles {
     pub particle_seconds: f64,
     /// Of the forcing's seconds, those of the inner-fluid integrals.
     pub inner_seconds: f64,
+    /// Hold a prescribed flow rate as the seed's eq. 32, the flux of the fluid fraction (1 - phi) u,
+    /// phi from the spheres at the start of each step; otherwise as the plain mean of u.
+    pub fluid_fraction_flow_rate: bool,
 }
 
 impl CoupledParticles {
+    /// The fluid fraction at the faces normal to `axis` (periodic), from the spheres now (seed eq. 32).
+    pub fn face_fluid_fractions(&self, axis: usize) -> Vec<f64> {
+        let p = &self.dem.particles;
+        let spheres: Vec<(Vec3, f64)> = p
+            .position
+            .iter()
+            .zip(&p.radius)
+            .map(|(x, r)| (*x, *r))
+            .collect();
+        let layout = &self.forcing.layout;
+        let phi = crate::profiles::solid_fraction(layout, &spheres);
+        crate::profiles::face_fluid_fractions(layout, &phi, axis)
+    }
+
     /// Couples the spheres of `dem` (its time step is set to the fluid's each stage) to the fluid on
     /// `grid` with `boundaries`, with `iterations` forcing passes and markers retracted by `retraction` h.
     pub fn new(
@@ -96,6 +113,7 @@ impl CoupledParticles {
             forcing_seconds: 0.0,
             particle_seconds: 0.0,
             inner_seconds: 0.0,
+            fluid_fraction_flow_rate: false,
         }
     }
 }
@@ -161,6 +179,14 @@ pub fn coupled_step(
     particles.dem.dt = dt;
     // Releases and prescribed velocities due now, before the forcing uses the spheres' motion.
     particles.dem.begin_step();
+    if particles.fluid_fraction_flow_rate {
+        if let silt_fluid::Driving::FlowRate { axis, .. } = fluid.config.driving {
+            let weights = particles.face_fluid_fractions(axis);
+            fluid
+                .set_flow_rate_weights(Some(weights))
+                .expect("the weights of the driving component's faces");
+        }
+    }
     let mut driving_gradient = 0.0;
     for stage in 0..3 {
         fluid.explicit_increment(stage, dt);

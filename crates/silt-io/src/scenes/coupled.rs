@@ -59,6 +59,10 @@ pub struct CouplingSection {
     /// The hydrodynamic loads during a contact: "st-crit" (the seed's rule, eq. 22: off above St_crit;
     /// default), "on" or "off" (the wet and dry contacts of the seed's Fig. 9).
     pub fluid_forces_in_contact: Option<String>,
+    /// How a prescribed flow rate (`fluid.driving`, type "flow-rate") is measured: "mean" (the mean streamwise velocity over the
+    /// whole domain, spheres included; default) or "fluid-fraction" (the seed's eq. 32: the flux of
+    /// (1 - phi) u, phi the spheres' volume fraction).
+    pub flow_rate: Option<String>,
 }
 
 /// A checked coupled scene.
@@ -71,6 +75,8 @@ pub struct CoupledScene {
     pub forcing_iterations: usize,
     pub marker_retraction: f64,
     pub in_contact: ContactHydrodynamics,
+    /// Hold the flow rate as the flux of the fluid fraction (seed eq. 32).
+    pub fluid_fraction_flow_rate: bool,
     /// Fluid density rho_f.
     pub fluid_density: f64,
     /// Axis of the averaged profiles: `fluid.output.profile_axis`, else the axis gravity acts along
@@ -218,6 +224,19 @@ impl CoupledScene {
             ],
         )?;
 
+        let fluid_fraction_flow_rate = keys.choice(
+            "coupling.flow_rate",
+            coupling.flow_rate.as_deref().unwrap_or("mean"),
+            &[("mean", false), ("fluid-fraction", true)],
+        )?;
+        keys.forbid(
+            fluid_fraction_flow_rate
+                && !matches!(fluid.config.driving, silt_fluid::Driving::FlowRate { .. }),
+            "coupling.flow_rate",
+            "measures a prescribed flow rate: give fluid.driving a \"flow-rate\" type, or remove \
+             this key",
+        )?;
+
         // Boundaries the particles can live with.
         let boundaries = &fluid.config.boundaries;
         for a in 0..3 {
@@ -352,6 +371,7 @@ impl CoupledScene {
             forcing_iterations,
             marker_retraction,
             in_contact,
+            fluid_fraction_flow_rate,
             fluid_density,
             profile_axis,
         })
@@ -399,6 +419,7 @@ impl CoupledScene {
             self.marker_retraction,
         );
         coupled.in_contact = self.in_contact;
+        coupled.fluid_fraction_flow_rate = self.fluid_fraction_flow_rate;
         Ok((solver, coupled))
     }
 
