@@ -57,6 +57,42 @@ fn a_diverging_rod_run_stops_with_exit_1_and_keeps_its_output() {
     }
 }
 
+/// A static scene whose only equilibrium lies far from the unloaded rod (a slender hinged rod pulled
+/// across: it would swing about the hinge until it hangs along the force, which no load increment
+/// reaches) stops with exit 1, says why, and keeps the unloaded frame; the example's static load path
+/// (twist buckling) runs to its equilibrium through `silt run`.
+#[test]
+fn a_static_solve_without_equilibrium_stops_with_exit_1_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let swinging = r#"
+[rods]
+integrator = "static"
+
+[[rods.rod]]
+segments = 20
+length = 1.0
+direction = [1.0, 0.0, 0.0]
+normal = [0.0, 1.0, 0.0]
+radius = 0.01
+density = 1000.0
+youngs_modulus = 1e6
+poisson_ratio = 0.0
+first_end = "hinged"
+end_force = [0.0, -1.0, 0.0]
+"#;
+    let out = silt_on(dir.path(), "swing.toml", swinging, &["run", "-o", "out"]);
+    let message = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{message}");
+    assert!(message.contains("held against rigid motion"), "{message}");
+    for kept in ["out/series.pvd", "out/rods/rods_000000.vtp"] {
+        assert!(dir.path().join(kept).exists(), "{kept}: {message}");
+    }
+    let twisted = example("rod-helical-buckling-static");
+    let out = silt_on(dir.path(), "twist.toml", &twisted, &["run", "-o", "twist"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(dir.path().join("twist/rods/rods_000001.vtp").exists());
+}
+
 /// Particle counts that overflow or exhaust memory are refused in `check` and `run` before anything is
 /// allocated, with the memory they would need.
 #[test]

@@ -452,6 +452,29 @@ fn resumed_and_single_threaded_runs_equal_the_continuous_run() {
     }
 }
 
+/// Runs the static scene `text` in `dir` (two frames: the unloaded rod and its equilibrium) and gives
+/// the equilibrium's diagnostics by column name.
+fn solve_static(text: &str, dir: &Path) -> impl Fn(&str) -> f64 {
+    let sim = run(text, dir, None, false);
+    assert_eq!(sim.frames(), 2);
+    let csv = std::fs::read_to_string(dir.join("diagnostics.csv")).unwrap();
+    let header: Vec<String> = csv
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .map(String::from)
+        .collect();
+    let row: Vec<f64> = csv
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    move |name| row[header.iter().position(|h| h == name).unwrap()]
+}
+
 /// A static load path that twists a clamped–clamped rod by 1.5 rad, well below Greenhill's twist
 /// buckling (M L / EI = 8.99, here 23 rad): the rod stays straight, twisted uniformly, and stores the
 /// torsion energy GJ φ² / (2 L) (to the discretisation, O(h²)).
@@ -477,18 +500,7 @@ last_end = "clamped"
 last_end_rotation = [1.5, 0.0, 0.0]
 "#;
     let dir = tempfile::tempdir().unwrap();
-    let sim = run(text, dir.path(), None, false);
-    assert_eq!(sim.frames(), 2);
-    let csv = std::fs::read_to_string(dir.path().join("diagnostics.csv")).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let row: Vec<f64> = csv
-        .lines()
-        .nth(2)
-        .unwrap()
-        .split(',')
-        .map(|v| v.parse().unwrap())
-        .collect();
-    let column = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    let column = solve_static(text, dir.path());
     let torsion = 0.4 * 1.5 * 1.5 / 2.0;
     let energy = column("elastic_energy");
     assert!(
@@ -519,17 +531,7 @@ first_end = "clamped"
 end_force = [-15.0, 0.0, 0.0]
 "#;
     let dir = tempfile::tempdir().unwrap();
-    let sim = run(text, dir.path(), None, false);
-    assert_eq!(sim.frames(), 2);
-    let csv = std::fs::read_to_string(dir.path().join("diagnostics.csv")).unwrap();
-    let row: Vec<f64> = csv
-        .lines()
-        .nth(2)
-        .unwrap()
-        .split(',')
-        .map(|v| v.parse().unwrap())
-        .collect();
-    let tip = -row[2];
+    let tip = -solve_static(text, dir.path())("tip_x");
     assert!((tip / 0.067770 - 1.0).abs() < 0.01, "tip {tip}");
     assert!(dir.path().join("rods/rods_000001.vtp").exists());
 }

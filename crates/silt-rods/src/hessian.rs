@@ -138,27 +138,24 @@ struct NodeTerm {
 
 /// The Hessian of V.
 pub fn hessian(rod: &Rod) -> Triplets {
-    let stiffness = rod.stiffness;
-    assemble(
-        rod,
-        stiffness.shear_extension,
-        stiffness.bending_torsion,
-        true,
-        None,
-    )
+    full_hessian(rod, None)
 }
 
 /// The Hessian with the segment stresses `m` of its second-derivative terms given instead of
 /// `C_G Γ`: the tangent of the mixed (Hellinger–Reissner) form of the shear and extension energy, in
 /// which `m` is an unknown of its own (the static solver's Newton matrix; see [`crate::statics`]).
 pub fn hessian_with_stresses(rod: &Rod, stresses: &[Vec3]) -> Triplets {
+    full_hessian(rod, Some(stresses))
+}
+
+fn full_hessian(rod: &Rod, stresses: Option<&[Vec3]>) -> Triplets {
     let stiffness = rod.stiffness;
     assemble(
         rod,
         stiffness.shear_extension,
         stiffness.bending_torsion,
         true,
-        Some(stresses),
+        stresses,
     )
 }
 

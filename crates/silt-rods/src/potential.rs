@@ -66,25 +66,26 @@ fn add(a: &mut Quat, b: Quat, scale: f64) {
 /// stresses `m = C_G Γ` and moments `w = C_K (K - K0)`, plus the clamps (a node between the fixed
 /// frame and the end segment; the frame does not move).
 pub fn gradient(rod: &Rod) -> Gradient {
-    let n = rod.segments();
-    let mut stresses = vec![Vec3::ZERO; n];
-    let mut moments = vec![Vec3::ZERO; n.saturating_sub(1)];
-    elastic_stresses(rod, &mut stresses, &mut moments);
-    let mut g = generalized_forces(rod, &stresses, &moments);
-    add_clamp_gradient(rod, &mut g);
-    g
+    gradient_with_stresses(rod, &segment_stresses(rod))
 }
 
 /// [`gradient`] with the segment stresses given instead of `m = C_G Γ` (the mixed form of the
 /// static solver); the moments and clamps as in [`gradient`].
 pub fn gradient_with_stresses(rod: &Rod, stresses: &[Vec3]) -> Gradient {
-    let n = rod.segments();
-    let mut elastic = vec![Vec3::ZERO; n];
-    let mut moments = vec![Vec3::ZERO; n.saturating_sub(1)];
-    elastic_stresses(rod, &mut elastic, &mut moments);
+    let c_k = rod.stiffness.bending_torsion;
+    let moments: Vec<Vec3> = (0..rod.segments().saturating_sub(1))
+        .map(|j| c_k * (curvature(rod, j + 1) - rod.rest_curvature[j]))
+        .collect();
     let mut g = generalized_forces(rod, stresses, &moments);
     add_clamp_gradient(rod, &mut g);
     g
+}
+
+/// The elastic stresses `m = C_G Γ` of every segment.
+pub fn segment_stresses(rod: &Rod) -> Vec<Vec3> {
+    (0..rod.segments())
+        .map(|j| rod.stiffness.shear_extension * shear_strain(rod, j))
+        .collect()
 }
 
 /// `Bᵀ (h m, h̄ w)`: the generalised forces (on φ and on the quaternion components) whose power

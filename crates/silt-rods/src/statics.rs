@@ -39,7 +39,7 @@ use crate::band::{BandLu, BandMatrix};
 use crate::dynamics::{RodModel, RodMotion};
 use crate::hessian::hessian_with_stresses;
 use crate::loads::ExternalForces;
-use crate::potential::gradient_with_stresses;
+use crate::potential::{gradient_with_stresses, segment_stresses};
 use crate::quaternion::{conj, mul, normalized, pure, Quat};
 use crate::rod::Rod;
 use crate::strains::{shear_strain, strain_rates};
@@ -90,7 +90,7 @@ fn tangent(p: Quat) -> [Quat; 3] {
 /// Reduced residual: the free nodes' force balance, then every segment's torque balance, with the
 /// elastic stresses `m = C_G Γ` of the configuration.
 fn reduced_residual(rod: &Rod, external: &ExternalForces, free: &[usize]) -> Vec<f64> {
-    let stresses = elastic_segment_stresses(rod);
+    let stresses = segment_stresses(rod);
     reduced_gradient(rod, &stresses, external, free)
 }
 
@@ -117,13 +117,6 @@ fn reduced_gradient(
         }
     }
     r
-}
-
-/// `m = C_G Γ` of every segment.
-fn elastic_segment_stresses(rod: &Rod) -> Vec<Vec3> {
-    (0..rod.segments())
-        .map(|j| rod.stiffness.shear_extension * shear_strain(rod, j))
-        .collect()
 }
 
 /// The state of the solve at a load factor: configuration and carried stresses.
@@ -345,7 +338,7 @@ pub fn solve_static(
     };
     problem.place_supports(rod, 0.0);
     let mut state = Equilibrium {
-        stresses: elastic_segment_stresses(rod),
+        stresses: segment_stresses(rod),
         rod: rod.clone(),
         factor: 0.0,
         factor_start: 0.0,
@@ -390,11 +383,19 @@ pub fn solve_static(
                 increment = 0.5 * (target - state.factor);
                 if increment < options.min_increment {
                     *rod = state.rod;
+                    // Stuck at the unloaded rod: no equilibrium nearby at all; further on: a limit
+                    // point of the load path.
+                    let cause = if state.factor == 0.0 {
+                        "The loaded rod has no equilibrium near the unloaded one: is it held \
+                         against rigid motion (a hinged end lets it swing about the hinge)?"
+                    } else {
+                        "The rod may buckle or snap through there, which a static solve cannot \
+                         follow: run it dynamically with damping (integrator = \"radau\") or add \
+                         an imperfection"
+                    };
                     return Err(format!(
                         "the static solve could not pass load factor {:.6} (of 1): increments \
-                         down to {:.1e} failed ({reason}). The rod may buckle or snap through \
-                         there, which a static solve cannot follow: run it dynamically with \
-                         damping (integrator = \"radau\") or add an imperfection",
+                         down to {:.1e} failed ({reason}). {cause}",
                         state.factor,
                         2.0 * increment
                     ));
@@ -616,7 +617,7 @@ mod tests {
             *p = mul(rotation(Vec3::new(0.2, 1.0, 0.3), 0.01 * j as f64), *p);
         }
         let free: Vec<usize> = (1..7).collect();
-        let band = newton_matrix(&rod, &elastic_segment_stresses(&rod), &model, 1.0, &free);
+        let band = newton_matrix(&rod, &segment_stresses(&rod), &model, 1.0, &free);
         let slot = slots(&free, rod.segments());
         let h = |row: usize, col: usize| {
             if band.in_band(slot[row], slot[col]) {
