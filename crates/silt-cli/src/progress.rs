@@ -49,7 +49,12 @@ impl Display {
         let time = format_time(p.time);
         if let Some(bar) = &self.bar {
             bar.set_position((fraction * Self::TICKS as f64) as u64);
-            bar.set_message(format!("t {time}, step {}", p.steps));
+            let status = p
+                .status
+                .as_deref()
+                .map(|s| format!(", {s}"))
+                .unwrap_or_default();
+            bar.set_message(format!("t {time}, step {}{status}", p.steps));
         } else if self.plain
             && (self.last_log.elapsed() >= Duration::from_secs(5) || fraction >= 1.0)
         {
@@ -58,8 +63,13 @@ impl Display {
             let rate = (p.steps - first_step) as f64 / elapsed;
             let remaining = elapsed * (1.0 - fraction) / fraction.max(1e-9);
             let (items, unit) = self.size;
+            let status = p
+                .status
+                .as_deref()
+                .map(|s| format!(", {s}"))
+                .unwrap_or_default();
             eprintln!(
-                "t = {time}/{} ({:.1}%), step {}, {rate:.1} steps/s, {:.3} us per {unit}-step, ETA {remaining:.0} s",
+                "t = {time}/{} ({:.1}%), step {}, {rate:.1} steps/s, {:.3} us per {unit}-step, ETA {remaining:.0} s{status}",
                 format_time(p.stop_time),
                 100.0 * fraction,
                 p.steps,

@@ -221,4 +221,10 @@ pub trait Model {
     fn timers(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+
+    /// A short line on what the model measures as it goes, for the progress display (e.g. the sheared
+    /// bed's q_v and h_f); `None`: nothing beyond the time and step.
+    fn status(&self) -> Option<String> {
+        None
+    }
 }

@@ -246,7 +246,11 @@ impl DemSystem {
         for release in &self.releases {
             if start >= release.time - 0.5 * self.dt {
                 for i in release.particles.clone() {
-                    self.particles.fixed[i] = false;
+                    if self.particles.fixed[i] {
+                        self.particles.fixed[i] = false;
+                        // The pairs' effective masses change with it.
+                        self.scratch.loads.forget_pair_constants();
+                    }
                 }
             }
         }
@@ -275,6 +279,7 @@ impl DemSystem {
             Update {
                 track_contacts: true,
                 spring_increment: None,
+                substep: h,
             },
             &mut current,
             external,
@@ -339,6 +344,7 @@ impl DemSystem {
             Update {
                 track_contacts: false,
                 spring_increment: Some(h),
+                substep: h,
             },
             &mut predicted,
             external,
@@ -388,6 +394,7 @@ impl DemSystem {
             Update {
                 track_contacts: true,
                 spring_increment: Some(h),
+                substep: h,
             },
             &mut loads,
             external,
@@ -426,6 +433,7 @@ impl DemSystem {
                     Update {
                         track_contacts: true,
                         spring_increment: None,
+                        substep: self.dt,
                     },
                     &mut loads,
                     external,
@@ -442,6 +450,7 @@ impl DemSystem {
             Update {
                 track_contacts: true,
                 spring_increment: Some(dt),
+                substep: dt,
             },
             &mut loads,
             external,

@@ -84,7 +84,7 @@ pub fn shields(
 /// the mean is the standard deviation of the batch means over sqrt(batches). Batches much longer than
 /// the series' correlation time make the batch means independent; the error is then honest for
 /// correlated samples, where the naive sigma / sqrt(n) is not.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TimeAverage {
     samples: Vec<f64>,
 }

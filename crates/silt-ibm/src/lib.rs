@@ -10,6 +10,7 @@ pub mod forcing;
 pub mod markers;
 pub mod model;
 pub mod profiles;
+pub mod protocol;
 pub mod transfer;
 pub mod volume_fraction;
 

@@ -5,6 +5,7 @@
 
 use crate::coupling::{coupled_step, CoupledParticles};
 use crate::profiles::{fluid_profile, particle_profile, solid_fraction};
+use crate::protocol::{BedProtocol, BedSample, BedState, Snapshot, BED_COLUMNS};
 use crate::Vec3;
 use silt_core::model::{
     Array, Clock, Frame, FrameContent, FrameTable, Horizon, Model, Series, StepFailure, Table,
@@ -51,6 +52,9 @@ pub struct CoupledCheckpoint {
     pub particles: DemCheckpoint,
     /// The fluid momentum inside each sphere at the last stage (see [`CoupledParticles::inner`]).
     pub inner: Option<Vec<(Vec3, Vec3)>>,
+    /// The sheared-bed protocol's phase, averages and unwritten samples (scenes with `[bed]`).
+    #[serde(default)]
+    pub bed: Option<BedState>,
 }
 
 /// What the output of a coupled run shows.
@@ -73,6 +77,8 @@ pub struct CoupledModel {
     pub particles: CoupledParticles,
     pub dt: f64,
     pub output: CoupledOutput,
+    /// The seed's sheared-bed protocol and measures, when the scene has a `[bed]` table.
+    pub bed: Option<BedProtocol>,
     work: Vec<f64>,
 }
 
@@ -88,8 +94,98 @@ impl CoupledModel {
             particles,
             dt,
             output,
+            bed: None,
             work: Vec::new(),
         }
+    }
+
+    /// The model with the sheared-bed protocol of `bed`.
+    pub fn with_bed(mut self, bed: BedProtocol) -> Self {
+        self.bed = Some(bed);
+        self
+    }
+
+    /// A dry settling step (protocol phase 1): the particles' stages with gravity and buoyancy and the
+    /// contacts, no fluid loads and no lubrication; the fluid stays at rest and only its clock moves.
+    fn settle_step(&mut self) -> Result<(), StepFailure> {
+        let dem = &mut self.particles.dem;
+        dem.dt = self.dt;
+        dem.begin_step();
+        let rho = self.particles.fluid_density;
+        let gravity = dem.gravity;
+        let mut loads = silt_dem::forces::Loads::zeros(dem.particles.len());
+        for (force, radius) in loads.force.iter_mut().zip(&dem.particles.radius) {
+            *force = -rho * 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3) * gravity;
+        }
+        let lubrication = dem.model.lubrication.take();
+        let mut result = Ok(());
+        for stage in 0..3 {
+            result = dem.step_stage(stage, &loads);
+            if result.is_err() {
+                break;
+            }
+        }
+        dem.model.lubrication = lubrication;
+        result.map_err(|e| StepFailure::new(e.to_string()))?;
+        self.fluid
+            .finish_step(self.dt, 0.0)
+            .map_err(|e| StepFailure::new(e.to_string()))
+    }
+
+    /// The flow rate per unit span the fluid holds now (eq. 32 with the fluid-fraction weights).
+    fn held_flow_rate(&self, bed: &BedProtocol) -> f64 {
+        self.fluid.held_flow_rate().unwrap_or(0.0) * (bed.settings.ceiling - bed.settings.floor)
+    }
+
+    /// Takes the protocol's sample after a step, and sets the flow rate its phase asks for.
+    fn sample_bed(&mut self) {
+        let Some(mut bed) = self.bed.take() else {
+            return;
+        };
+        if bed.samples_at(self.fluid.state.steps) {
+            let layout = &self.particles.forcing.layout;
+            let p = &self.particles.dem.particles;
+            let spheres: Vec<(Vec3, f64)> =
+                p.position.iter().copied().zip(p.radius.clone()).collect();
+            let phi = solid_fraction(layout, &spheres);
+            let fluid = fluid_profile(
+                layout,
+                &self.fluid.state.velocity,
+                &phi,
+                bed.settings.vertical,
+            );
+            let mobile: Vec<usize> = (0..p.len()).filter(|&i| !p.fixed[i]).collect();
+            let positions: Vec<Vec3> = mobile.iter().map(|&i| p.position[i]).collect();
+            let velocities: Vec<Vec3> = mobile.iter().map(|&i| p.velocity[i]).collect();
+            let snapshot = Snapshot {
+                time: self.fluid.state.time,
+                fluid: &fluid,
+                positions: &positions,
+                velocities: &velocities,
+                flow_rate: self.held_flow_rate(&bed),
+            };
+            bed.sample(&snapshot);
+        }
+        self.bed = Some(bed);
+    }
+
+    /// Holds the flow rate of the protocol's phase.
+    fn drive_bed(&mut self) {
+        if let Some(bed) = &self.bed {
+            if let silt_fluid::Driving::FlowRate { bulk_velocity, .. } =
+                &mut self.fluid.config.driving
+            {
+                let wanted = bed.settings.bulk_velocity(bed.target_flow_rate());
+                if bulk_velocity.constant() != Some(wanted) {
+                    *bulk_velocity = silt_core::signal::Signal::Constant(wanted);
+                }
+            }
+        }
+    }
+
+    /// The latest sample of the bed protocol.
+    pub fn bed_sample(&self) -> Option<BedSample> {
+        self.bed.as_ref().and_then(|b| b.state.last)
     }
 
     /// The hydrodynamic force and torque on each sphere over the last step (rho_f times the forcing's
@@ -124,8 +220,17 @@ impl Model for CoupledModel {
     }
 
     fn advance(&mut self, _: Horizon) -> Result<(), StepFailure> {
+        let time = self.time();
+        if let Some(bed) = &mut self.bed {
+            if bed.settles_at(time, self.dt) {
+                return self.settle_step();
+            }
+        }
+        self.drive_bed();
         coupled_step(&mut self.fluid, &mut self.particles, self.dt)
-            .map_err(|e| StepFailure::new(e.to_string()))
+            .map_err(|e| StepFailure::new(e.to_string()))?;
+        self.sample_bed();
+        Ok(())
     }
 
     fn checkpoint(&mut self) -> CoupledCheckpoint {
@@ -133,6 +238,7 @@ impl Model for CoupledModel {
             fluid: self.fluid.state.clone(),
             particles: self.particles.dem.checkpoint(),
             inner: self.particles.inner.clone(),
+            bed: self.bed.as_ref().map(|b| b.state.clone()),
         }
     }
 
@@ -146,6 +252,13 @@ impl Model for CoupledModel {
         self.fluid.restore(c.fluid)?;
         self.particles.dem.restore(c.particles)?;
         self.particles.inner = c.inner;
+        match (&mut self.bed, c.bed) {
+            (Some(bed), Some(state)) => bed.state = state,
+            (None, None) => {}
+            (Some(_), None) => return Err("the checkpoint has no sheared-bed state".into()),
+            (None, Some(_)) => return Err("the checkpoint has a sheared-bed state".into()),
+        }
+        self.drive_bed();
         Ok(())
     }
 
@@ -273,6 +386,22 @@ impl Model for CoupledModel {
             },
         });
 
+        if let Some(bed) = &mut self.bed {
+            let rows = bed.state.unwritten.drain(..).map(|s| s.row()).collect();
+            frame.series.push(Series {
+                file: "bed.csv".into(),
+                table: Table {
+                    columns: BED_COLUMNS.iter().map(|c| c.to_string()).collect(),
+                    rows,
+                },
+            });
+            if !bed.state.particle_flux.is_empty() {
+                frame
+                    .tables
+                    .extend(bed_profile_tables(bed, AXIS_NAMES[axis]));
+            }
+        }
+
         for &i in &self.output.track {
             let (x, u, w, f) = (
                 p.position[i],
@@ -310,10 +439,95 @@ impl Model for CoupledModel {
         (self.fluid.grid().cell_count(), "cell")
     }
 
+    fn status(&self) -> Option<String> {
+        let bed = self.bed.as_ref()?;
+        let phase = bed.state.phase.name();
+        let Some(sample) = bed.state.last else {
+            return Some(phase.to_string());
+        };
+        let mean = match bed.mean_particle_flux() {
+            Some((mean, Some(error))) => format!(", <q_v> {mean:.3e} +- {error:.1e}"),
+            Some((mean, None)) => format!(", <q_v> {mean:.3e}"),
+            None => String::new(),
+        };
+        Some(format!(
+            "{phase}: q_v {:.3e}{mean}, h_f {:.4}",
+            sample.particle_flux, sample.clear_height
+        ))
+    }
+
     fn timers(&self) -> Vec<(&'static str, f64)> {
         vec![
             ("forcing", self.particles.forcing_seconds),
             ("particles", self.particles.particle_seconds),
         ]
     }
+}
+
+/// The time-averaged profiles of the sheared bed so far: the particle bins (R_p wide, counted down from
+/// the bed top h_p) and the fluid planes (eq. 33), each with the seed's scaled height (y - h_p) / h_f
+/// from the mean h_p and h_f of the average.
+fn bed_profile_tables(bed: &BedProtocol, axis_name: &str) -> Vec<FrameTable> {
+    let (particles, fluid) = bed.averaged_profiles();
+    let state = &bed.state;
+    let (h_p, h_f) = (state.bed_height.mean(), state.clear_height.mean());
+    let floor = bed.settings.floor;
+    let scaled = |position: f64| (position - floor - h_p) / h_f;
+    let particle_rows = particles
+        .iter()
+        .rev()
+        .map(|row| {
+            vec![
+                row.position,
+                scaled(row.position),
+                row.count as f64,
+                row.velocity[0],
+                row.velocity[1],
+                row.velocity[2],
+            ]
+        })
+        .collect();
+    let fluid_rows = fluid
+        .iter()
+        .map(|row| {
+            vec![
+                row.position,
+                scaled(row.position),
+                row.solid_fraction,
+                row.velocity[0],
+                row.velocity[1],
+                row.velocity[2],
+            ]
+        })
+        .collect();
+    let columns = |kind: &str| {
+        vec![
+            axis_name.to_string(),
+            "scaled_height".to_string(),
+            if kind == "particles" {
+                "particles".to_string()
+            } else {
+                "solid_fraction".to_string()
+            },
+            "u".to_string(),
+            "v".to_string(),
+            "w".to_string(),
+        ]
+    };
+    vec![
+        FrameTable {
+            folder: "bed_particles",
+            table: Table {
+                columns: columns("particles"),
+                rows: particle_rows,
+            },
+        },
+        FrameTable {
+            folder: "bed_fluid",
+            table: Table {
+                columns: columns("fluid"),
+                rows: fluid_rows,
+            },
+        },
+    ]
 }

@@ -6,7 +6,7 @@
 //!   series.pvd                         ParaView time series of the frames' data sets (one part each)
 //!   <set>/<set>_NNNNNN.<vtp|vti>       one file per data set and frame (`particles`, `fluid`, ...)
 //!   diagnostics.csv                    the model's diagnostics rows
-//!   <series>.csv                       the model's own series (`track_<id>.csv`, `fibers.csv`), rows per frame
+//!   <series>.csv                       the model's own series (`track_<id>.csv`, `fibers.csv`, `bed.csv`), rows per frame
 //!   <folder>/<folder minus s>_NNNNNN.csv  the model's per-frame tables (`profiles/profile_NNNNNN.csv`)
 //!   checkpoint.bin                     the latest checkpoint: a header (kind, format, scene fingerprint,
 //!                                      frame, step, time), then the model's state (bincode)
@@ -167,13 +167,15 @@ pub struct RunSummary {
 }
 
 /// Where a run stands, for a progress display.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Progress {
     pub time: f64,
     pub steps: u64,
     /// The time this leg started from and the time it stops at.
     pub first_time: f64,
     pub stop_time: f64,
+    /// The model's own line ([`Model::status`]).
+    pub status: Option<String>,
 }
 
 /// A model with its output schedule and writers.
@@ -197,7 +199,15 @@ pub struct Simulation<M: Model> {
 }
 
 /// Files and folders a run writes: removed before a fresh run so that no stale frame is left.
-const DATASET_FOLDERS: [&str; 5] = ["particles", "fluid", "fibers", "rods", "profiles"];
+const DATASET_FOLDERS: [&str; 7] = [
+    "particles",
+    "fluid",
+    "fibers",
+    "rods",
+    "profiles",
+    "bed_particles",
+    "bed_fluid",
+];
 
 impl<M: Model> Simulation<M> {
     /// Starts a fresh run in `out_dir` (created if needed; what an earlier run wrote there is removed),
@@ -353,6 +363,7 @@ impl<M: Model> Simulation<M> {
             steps: model.steps(),
             first_time,
             stop_time,
+            status: model.status(),
         };
         match self.schedule {
             Schedule::Steps {
@@ -612,7 +623,7 @@ fn clear_earlier_run(out_dir: &Path) -> Result<(), RunError> {
         let path = entry.path();
         let ours = matches!(
             name.as_str(),
-            "scene.toml" | "series.pvd" | "diagnostics.csv" | "checkpoint.bin"
+            "scene.toml" | "series.pvd" | "diagnostics.csv" | "checkpoint.bin" | "bed.csv"
         ) || (name.starts_with("track_") && name.ends_with(".csv"));
         if ours && path.is_file() {
             std::fs::remove_file(&path).map_err(io_error(&path))?;

@@ -318,8 +318,8 @@ fn resumed_and_single_threaded_runs_equal_the_continuous_run() {
     let single_dir = tempfile::tempdir().unwrap();
     let single = pool.install(|| run(&scene, single_dir.path(), u64::MAX, false));
 
-    for other in [&split, &single] {
-        assert_eq!(other.model.fluid.state, whole.model.fluid.state);
+    for (name, other) in [("split", &split), ("single", &single)] {
+        assert!(other.model.fluid.state == whole.model.fluid.state, "{name}");
         let (a, b) = (
             &whole.model.particles.dem.particles,
             &other.model.particles.dem.particles,

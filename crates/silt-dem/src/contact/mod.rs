@@ -152,6 +152,8 @@ pub struct Update {
     pub track_contacts: bool,
     /// Advance the tangential spring by this time times g_t,cp and store it.
     pub spring_increment: Option<f64>,
+    /// Length of the (sub-)step the loads are integrated over: the limit of a stiff lubrication.
+    pub substep: f64,
 }
 
 /// Result of the kernel for one pair: everything acting on p (q receives the opposite force).
@@ -312,6 +314,8 @@ impl ContactModel {
                 g.normal_speed,
                 pair.effective_radius,
                 pair.smaller_radius,
+                pair.effective_mass,
+                update.substep,
             );
             return Some(ContactForce {
                 force_on_p: -magnitude * g.normal,

@@ -315,6 +315,14 @@ pub struct LoadScratch {
     near_of: u64,
 }
 
+impl LoadScratch {
+    /// Drops the near pairs' constants, so that the next evaluation recomputes them: a sphere was
+    /// released (a fixed sphere lends its partner its whole mass, a free one does not).
+    pub fn forget_pair_constants(&mut self) {
+        self.near_of = u64::MAX;
+    }
+}
+
 /// Computes contact, lubrication, gravity and external loads on all particles at state `k` (seed eq.
 /// 7-8), with the per-particle work of `hooks` in passes 0 and 2; returns the problem of the lowest particle index that
 /// [`ParticleHooks::after_loads`] reported, if any.

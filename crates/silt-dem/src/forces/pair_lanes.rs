@@ -615,14 +615,17 @@ mod tests {
             Update {
                 track_contacts: true,
                 spring_increment: Some(2e-4),
+                substep: 2e-4,
             },
             Update {
                 track_contacts: false,
                 spring_increment: Some(1e-4),
+                substep: 1e-4,
             },
             Update {
                 track_contacts: true,
                 spring_increment: None,
+                substep: 2e-4,
             },
         ];
         for update in updates {
@@ -695,6 +698,7 @@ mod tests {
         let update = Update {
             track_contacts: true,
             spring_increment: Some(2e-4),
+            substep: 2e-4,
         };
         for (name, model) in [
             ("LAMMPS law", model(false, false)),

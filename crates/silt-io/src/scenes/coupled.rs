@@ -32,6 +32,7 @@ use silt_ibm::coupling::{
 };
 use silt_ibm::markers::SphereMarkers;
 use silt_ibm::model::{CoupledModel, CoupledOutput};
+use silt_ibm::protocol::{BedProtocol, BedSettings};
 use std::f64::consts::PI;
 use std::fmt::Write as _;
 
@@ -65,6 +66,32 @@ pub struct CouplingSection {
     pub flow_rate: Option<String>,
 }
 
+/// The `[bed]` table: the seed's sheared-bed protocol (sec. 6) as a rule of the run, and its measures
+/// ([`silt_ibm::protocol`]).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BedSection {
+    /// Target flow rate q_f per unit span (seed eq. 32: the flux of (1 - phi) u over the channel
+    /// height), along `streamwise`.
+    pub flow_rate: f64,
+    /// Streamwise axis ("x", "y" or "z", periodic; default "x").
+    pub streamwise: Option<String>,
+    /// Dry settling time before the fluid is switched on.
+    pub settling_time: f64,
+    /// Flow rate of the mobilisation over the target (default the seed's 8).
+    pub mobilisation_factor: Option<f64>,
+    /// The clear-fluid height h_f the mobilisation aims at.
+    pub target_clear_height: f64,
+    /// The mobilisation ends when h_f <= target_clear_height + margin (default 0).
+    pub margin: Option<f64>,
+    /// Longest mobilisation (default: until the end of the run).
+    pub mobilisation_limit: Option<f64>,
+    /// Time at the target flow rate before the averages start (default 0).
+    pub transient: Option<f64>,
+    /// Time between samples (default 10 dt; rounded to whole steps).
+    pub sample_interval: Option<f64>,
+}
+
 /// A checked coupled scene.
 #[derive(Clone, Debug)]
 pub struct CoupledScene {
@@ -82,6 +109,8 @@ pub struct CoupledScene {
     /// Axis of the averaged profiles: `fluid.output.profile_axis`, else the axis gravity acts along
     /// (else z).
     pub profile_axis: usize,
+    /// The sheared-bed protocol (`[bed]`), checked; the fluid's driving is its flow rate.
+    pub bed: Option<BedSettings>,
 }
 
 impl CoupledScene {
@@ -97,6 +126,7 @@ impl CoupledScene {
     pub fn new(file: SceneFile, keys: Keys) -> Result<CoupledScene, SceneError> {
         let mut fluid = file.fluid.clone().expect("a coupled scene has [fluid]");
         let coupling = file.coupling.clone().unwrap_or_default();
+        let file_bed = file.bed.clone();
         let mut tables = ParticleTables::of(file, &keys)?;
         let s = &tables.simulation;
         let (dt, end_time) = (super::particles::check_clock(&keys, s)?, s.end_time);
@@ -224,13 +254,33 @@ impl CoupledScene {
             ],
         )?;
 
+        let bed_section = file_bed;
         let fluid_fraction_flow_rate = keys.choice(
             "coupling.flow_rate",
-            coupling.flow_rate.as_deref().unwrap_or("mean"),
+            coupling
+                .flow_rate
+                .as_deref()
+                .unwrap_or(if bed_section.is_some() {
+                    "fluid-fraction"
+                } else {
+                    "mean"
+                }),
             &[("mean", false), ("fluid-fraction", true)],
         )?;
         keys.forbid(
+            bed_section.is_some() && !fluid_fraction_flow_rate,
+            "coupling.flow_rate",
+            "a [bed] holds its flow rate as the seed's eq. 32 (\"fluid-fraction\"); remove the key",
+        )?;
+        keys.forbid(
+            bed_section.is_some() && fluid.section.driving.is_some(),
+            "fluid.driving",
+            "a [bed] drives the flow itself (bed.flow_rate, along bed.streamwise); remove \
+             [fluid.driving]",
+        )?;
+        keys.forbid(
             fluid_fraction_flow_rate
+                && bed_section.is_none()
                 && !matches!(fluid.config.driving, silt_fluid::Driving::FlowRate { .. }),
             "coupling.flow_rate",
             "measures a prescribed flow rate: give fluid.driving a \"flow-rate\" type, or remove \
@@ -365,7 +415,20 @@ impl CoupledScene {
                 2
             }
         });
+        let bed = match &bed_section {
+            Some(section) => Some(bed_settings(
+                &keys_of(&particles),
+                section,
+                &particles,
+                &fluid,
+                fluid_density,
+                dt,
+                end_time,
+            )?),
+            None => None,
+        };
         Ok(CoupledScene {
+            bed,
             particles,
             fluid,
             forcing_iterations,
@@ -408,6 +471,12 @@ impl CoupledScene {
         let force = self.suspension_body_force(&dem);
         for a in 0..3 {
             fluid.config.body_force[a] = fluid.config.body_force[a].shifted(force[a]);
+        }
+        if let Some(bed) = &self.bed {
+            fluid.config.driving = silt_fluid::Driving::FlowRate {
+                axis: bed.streamwise,
+                bulk_velocity: silt_fluid::Signal::Constant(0.0),
+            };
         }
         let solver = fluid.solver()?;
         let mut coupled = CoupledParticles::new(
@@ -473,12 +542,11 @@ impl SceneKind for Box<CoupledScene> {
                 .clone()
                 .unwrap_or_default(),
         };
-        Ok(CoupledModel::new(
-            fluid,
-            particles,
-            self.particles.dt(),
-            output,
-        ))
+        let model = CoupledModel::new(fluid, particles, self.particles.dt(), output);
+        Ok(match &self.bed {
+            Some(bed) => model.with_bed(BedProtocol::new(bed.clone())),
+            None => model,
+        })
     }
 
     fn check(&self) -> Result<String, SceneError> {
@@ -580,4 +648,156 @@ fn report(
         ),
     );
     out
+}
+
+fn keys_of(particles: &ParticleScene) -> Keys<'_> {
+    Keys::new(&particles.source)
+}
+
+/// Checks the `[bed]` table against the rest of the scene: the streamwise axis periodic, gravity along
+/// one axis with no-slip walls at both of its ends (the floor and the lid), mobile spheres to measure.
+fn bed_settings(
+    keys: &Keys,
+    section: &BedSection,
+    particles: &ParticleScene,
+    fluid: &FluidScene,
+    fluid_density: f64,
+    dt: f64,
+    end_time: f64,
+) -> Result<BedSettings, SceneError> {
+    let streamwise = keys.choice(
+        "bed.streamwise",
+        section.streamwise.as_deref().unwrap_or("x"),
+        &[("x", 0), ("y", 1), ("z", 2)],
+    )?;
+    let boundaries = &fluid.config.boundaries;
+    keys.require(
+        boundaries.is_periodic(streamwise),
+        "bed.streamwise",
+        format!("\"{}\"", AXIS_NAMES[streamwise]),
+        "the flow needs a periodic streamwise axis; make its fluid faces \"periodic\"",
+    )?;
+    let gravity = particles.gravity();
+    let vertical = (0..3)
+        .find(|&a| gravity[a] != 0.0 && (0..3).all(|b| b == a || gravity[b] == 0.0))
+        .ok_or_else(|| {
+            keys.error(
+                "simulation.gravity",
+                "a [bed] needs gravity along one axis (the wall-normal axis of the bed), pointing at \
+                 the floor",
+            )
+        })?;
+    keys.require(
+        gravity[vertical] < 0.0,
+        "simulation.gravity",
+        format!("{:?}", <[f64; 3]>::from(gravity)),
+        "a [bed] settles on the low wall of its axis: gravity must point towards it (negative)",
+    )?;
+    keys.require(
+        vertical != streamwise,
+        "bed.streamwise",
+        format!("\"{}\"", AXIS_NAMES[streamwise]),
+        "the flow runs across gravity, along a horizontal axis",
+    )?;
+    for side in 0..2 {
+        keys.require(
+            matches!(
+                boundaries.faces[vertical][side],
+                Boundary::NoSlip { velocity } if velocity == [0.0; 3]
+            ),
+            &format!("fluid.boundaries.{}", FACE_NAMES[vertical][side]),
+            "not a wall at rest",
+            "a [bed] lies between no-slip walls at rest (the seed's closed channel)",
+        )?;
+    }
+    let grid = fluid.config.grid;
+    let floor = grid.origin[vertical];
+    let ceiling = floor + grid.lengths()[vertical];
+    let height = ceiling - floor;
+
+    let flow_rate = keys.number_note(
+        "bed.flow_rate",
+        section.flow_rate,
+        Range::Positive,
+        "q_f, the flux of (1 - phi) u per unit span (seed eq. 32; Re_b = q_f / nu)",
+    )?;
+    let settling_time = keys.number(
+        "bed.settling_time",
+        section.settling_time,
+        Range::NonNegative,
+    )?;
+    let mobilisation_factor = keys.number_note(
+        "bed.mobilisation_factor",
+        section.mobilisation_factor.unwrap_or(8.0),
+        Range::Closed(1.0, 100.0),
+        "the seed mobilised its beds at 8 times the target flow rate",
+    )?;
+    let target_clear_height = keys.number_note(
+        "bed.target_clear_height",
+        section.target_clear_height,
+        Range::Open(0.0, height),
+        "the clear-fluid height h_f, between the bed and the lid",
+    )?;
+    let margin = keys.number_note(
+        "bed.margin",
+        section.margin.unwrap_or(0.0),
+        Range::Open(-target_clear_height, height - target_clear_height),
+        "the mobilisation ends at h_f <= target_clear_height + margin",
+    )?;
+    let mobilisation_limit = keys.number(
+        "bed.mobilisation_limit",
+        section.mobilisation_limit.unwrap_or(end_time),
+        Range::Positive,
+    )?;
+    let transient = keys.number(
+        "bed.transient",
+        section.transient.unwrap_or(0.0),
+        Range::NonNegative,
+    )?;
+    let sample_interval = keys.number_note(
+        "bed.sample_interval",
+        section.sample_interval.unwrap_or(10.0 * dt),
+        Range::Positive,
+        "at least the time step",
+    )?;
+    keys.require(
+        sample_interval >= 0.5 * dt,
+        "bed.sample_interval",
+        num(sample_interval),
+        &format!("at least the time step {}", num(dt)),
+    )?;
+
+    let p = &particles.system()?.particles;
+    let mobile: Vec<usize> = (0..p.len()).filter(|&i| !p.fixed[i]).collect();
+    keys.require(
+        !mobile.is_empty(),
+        "particles",
+        "no mobile spheres",
+        "a [bed] measures mobile spheres: give a group without `fixed = true`",
+    )?;
+    let n = mobile.len() as f64;
+    let diameter = mobile.iter().map(|&i| 2.0 * p.radius[i]).sum::<f64>() / n;
+    let density_ratio = mobile
+        .iter()
+        .map(|&i| p.mass[i] / (4.0 / 3.0 * PI * p.radius[i].powi(3)) / fluid_density)
+        .sum::<f64>()
+        / n;
+    Ok(BedSettings {
+        flow_rate,
+        settling_time,
+        mobilisation_factor,
+        target_clear_height,
+        margin,
+        mobilisation_limit,
+        transient,
+        sample_every: ((sample_interval / dt).round() as u64).max(1),
+        streamwise,
+        vertical,
+        floor,
+        ceiling,
+        diameter,
+        density_ratio,
+        gravity: gravity.length(),
+        viscosity: fluid.config.viscosity,
+    })
 }

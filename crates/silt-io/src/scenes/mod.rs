@@ -44,6 +44,7 @@ pub struct SceneFile {
     pub output: Option<OutputSection>,
     pub fluid: Option<fluid::FluidSection>,
     pub coupling: Option<coupled::CouplingSection>,
+    pub bed: Option<coupled::BedSection>,
     pub fibers: Option<fibers::FibersSection>,
     pub rods: Option<rods::RodsSection>,
 }
@@ -61,6 +62,7 @@ impl SceneFile {
             ("output", self.output.is_some()),
             ("fluid", self.fluid.is_some()),
             ("coupling", self.coupling.is_some()),
+            ("bed", self.bed.is_some()),
             ("fibers", self.fibers.is_some()),
             ("rods", self.rods.is_some()),
         ]
@@ -163,6 +165,19 @@ impl Scene {
         let particle_tables = tables
             .iter()
             .any(|t| !matches!(*t, "fluid" | "fibers" | "rods"));
+        if file.fluid.is_none() {
+            for table in ["coupling", "bed"] {
+                if tables.contains(&table) {
+                    return Err(keys.error(
+                        table,
+                        format!(
+                            "[{table}] belongs to particles in a fluid; add a [fluid] table or \
+                             remove it"
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(if file.fibers.is_some() {
             Scene::Fibers(fibers::FiberScene::new(file, keys)?)
         } else if file.rods.is_some() {
