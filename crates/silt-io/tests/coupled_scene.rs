@@ -487,3 +487,128 @@ fn the_flow_rate_can_be_the_flux_of_the_fluid_fraction() {
         "coupling.flow_rate",
     );
 }
+
+/// A small sheared bed ([bed]): heavy spheres on a rough fixed layer in a viscous channel, settled dry,
+/// mobilised, then at the target flow rate.
+const BED: &str = r#"
+[simulation]
+dt = 0.02
+end_time = 1.2
+gravity = [0.0, 0.0, -1.0]
+seed = 3
+
+[[material]]
+name = "grain"
+density = 2.0
+e_dry = 0.9
+mu_s = 0.5
+mu_k = 0.3
+
+[contact]
+collision_steps = 5
+
+[[particles]]
+material = "grain"
+fixed = true
+placement = "hexagonal"
+lattice_spacing = 1.0
+region = { min = [0.0, 0.0, 0.5], max = [6.0, 4.0, 1.0] }
+diameter = { distribution = "fixed", value = 1.0 }
+
+[[particles]]
+material = "grain"
+count = 10
+placement = "random"
+region = { min = [0.0, 0.0, 1.6], max = [6.0, 4.0, 4.0] }
+diameter = { distribution = "gaussian", mean = 1.2, std = 0.05 }
+
+[output]
+interval = 0.1
+checkpoint_interval = 0.3
+
+[fluid]
+cells = [24, 16, 24]
+spacing = 0.25
+density = 1.0
+viscosity = 2.0
+
+[fluid.boundaries]
+z_low = { type = "no-slip" }
+z_high = { type = "no-slip" }
+
+[bed]
+flow_rate = 1.0
+settling_time = 0.4
+target_clear_height = 3.5
+mobilisation_limit = 0.2
+transient = 0.1
+sample_interval = 0.04
+"#;
+
+/// The sheared-bed protocol through the run path: it settles dry, mobilises at 8 q_f, holds q_f
+/// (eq. 32) after the switch and averages; a run stopped in the averaging phase and resumed gives the
+/// continuous run's averages, bed.csv and averaged profiles bit for bit; the scene's mistakes are
+/// named.
+#[test]
+fn a_sheared_bed_resumes_with_its_averages_intact() {
+    let scene = Box::new(parse(BED).unwrap());
+    let bed = scene.bed.clone().unwrap();
+    assert_eq!((bed.streamwise, bed.vertical, bed.sample_every), (0, 2, 2));
+    let run = |dir: &Path, until: Option<f64>, resume: bool| {
+        let mut sim = silt_io::scenes::simulation(&scene, BED, dir, resume).unwrap();
+        sim.run(until, &mut |_| {}).unwrap();
+        sim
+    };
+    let whole_dir = tempfile::tempdir().unwrap();
+    let whole = run(whole_dir.path(), None, false);
+    let state = &whole.model.bed.as_ref().unwrap().state;
+    assert_eq!(state.phase, silt_ibm::protocol::Phase::Averaging);
+    assert_eq!(state.mobilised_at.map(|t| (t / 0.02).round()), Some(20.0));
+    assert!(state.switched_at.unwrap() <= 0.6 + 1e-9);
+    assert!(
+        state.particle_flux.len() >= 10,
+        "{}",
+        state.particle_flux.len()
+    );
+    // The flow rate per unit span after the switch is q_f, as eq. 32 measures it.
+    let held = whole.model.fluid.held_flow_rate().unwrap() * 6.0;
+    assert!((held - 1.0).abs() < 1e-10, "{held}");
+
+    let split_dir = tempfile::tempdir().unwrap();
+    drop(run(split_dir.path(), Some(0.95), false));
+    let split = run(split_dir.path(), None, true);
+    assert_eq!(
+        split.model.bed.as_ref().unwrap().state,
+        whole.model.bed.as_ref().unwrap().state
+    );
+    let last = format!("bed_particles/bed_particle_{:06}.csv", whole.frames() - 1);
+    for file in ["bed.csv", last.as_str(), "diagnostics.csv"] {
+        let expected = std::fs::read_to_string(whole_dir.path().join(file)).unwrap();
+        let got = std::fs::read_to_string(split_dir.path().join(file)).unwrap();
+        assert_eq!(got, expected, "{file}");
+    }
+
+    for (change, key) in [
+        ("flow_rate = 1.0", "bed.flow_rate"),
+        ("target_clear_height = 3.5", "bed.target_clear_height"),
+        ("sample_interval = 0.04", "bed.sample_interval"),
+    ] {
+        let bad = match key {
+            "bed.flow_rate" => BED.replace(change, "flow_rate = -1.0"),
+            "bed.target_clear_height" => BED.replace(change, "target_clear_height = 7.0"),
+            _ => BED.replace(change, "sample_interval = 0.001"),
+        };
+        error_of(&bad, key);
+    }
+    error_of(
+        &BED.replace(
+            "[fluid.boundaries]",
+            "[fluid.driving]\ntype = \"flow-rate\"\naxis = \"x\"\nbulk_velocity = 0.2\n\n[fluid.boundaries]",
+        ),
+        "fluid.driving",
+    );
+    error_of(
+        &BED.replace("gravity = [0.0, 0.0, -1.0]", "gravity = [0.0, 0.0, 1.0]"),
+        "simulation.gravity",
+    );
+}

@@ -53,6 +53,7 @@ const FILES: &[(&str, &str, &str)] = case_files! {
     "gondret": ["reference.toml", "st27.toml", "st152.toml"],
     "wall-collisions": ["reference.toml", "impact.toml"],
     "settled-bed": ["reference.toml", "bed.toml"],
+    "sheared-bed": ["reference.toml", "a1.toml", "a2.toml", "a9.toml", "a10.toml", "a10m.toml"],
 };
 
 /// One case's files and the version (full or quick) being run.

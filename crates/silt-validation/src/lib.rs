@@ -22,6 +22,7 @@ pub mod rod_cases;
 pub mod sedimenting_fiber;
 pub mod settled_bed;
 pub mod setup;
+pub mod sheared_bed;
 pub mod stokes_array;
 pub mod swimmer;
 pub mod taylor_green;

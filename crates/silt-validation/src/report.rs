@@ -167,6 +167,11 @@ pub const CASES: &[Case] = &[
         description: "a dry polydisperse bed (2,000 spheres) settles to rest: kinetic energy, overlaps, solid fraction",
         run: crate::settled_bed::report,
     },
+    Case {
+        name: "sheared-bed",
+        description: "the seed's headline case: polydisperse beads sheared by a laminar flow (Aussillous et al. 2013, A1, A2, A9, A10, A10M): particle flux against the experiments, profiles, resolution study, cost",
+        run: crate::sheared_bed::report,
+    },
 ];
 
 pub(crate) fn case_dir(out: &Path, name: &str) -> Result<PathBuf, String> {

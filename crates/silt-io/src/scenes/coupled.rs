@@ -647,6 +647,50 @@ fn report(
             AXIS_NAMES[scene.profile_axis]
         ),
     );
+    if let Some(bed) = &scene.bed {
+        let reynolds = bed.flow_rate / bed.viscosity;
+        let galileo =
+            ((bed.density_ratio - 1.0) * bed.gravity * bed.diameter.powi(3)).sqrt() / bed.viscosity;
+        let shields = silt_ibm::bed::shields(
+            bed.flow_rate,
+            bed.viscosity,
+            bed.density_ratio,
+            bed.gravity,
+            bed.diameter,
+            bed.target_clear_height,
+        );
+        let height = bed.ceiling - bed.floor;
+        let mobilising = bed.mobilisation_factor * bed.flow_rate / height;
+        let dt = scene.particles.dt();
+        line(
+            "sheared bed",
+            format!(
+                "q_f = {} along {} (Re_b = {reynolds:.3}, Ga = {galileo:.3}, Sh = {shields:.3} at the \
+                 target h_f = {} = {:.2} D; mean D = {:.5}, rho_p/rho_f = {:.3})",
+                bed.flow_rate,
+                AXIS_NAMES[bed.streamwise],
+                bed.target_clear_height,
+                bed.target_clear_height / bed.diameter,
+                bed.diameter,
+                bed.density_ratio
+            ),
+        );
+        line(
+            "protocol",
+            format!(
+                "dry settling to t = {}; mobilisation at {} q_f (bulk velocity {mobilising:.3e}, \
+                 laminar CFL {:.3}) until h_f <= {} or for {} at most; transient {}; then averages; \
+                 a sample every {} steps (bed.csv, bed_particles/, bed_fluid/)",
+                bed.settling_time,
+                bed.mobilisation_factor,
+                1.5 * mobilising * dt / h,
+                bed.target_clear_height + bed.margin,
+                bed.mobilisation_limit,
+                bed.transient,
+                bed.sample_every
+            ),
+        );
+    }
     out
 }
 
