@@ -90,7 +90,8 @@ enum Command {
     /// Benchmarks: `silt bench dem` runs the LAMMPS settling problem, `silt bench fluid` the Taylor–Green
     /// and channel flows at 128^3, `silt bench ibm` the coupled spheres (ten Cate E3, 500 spheres),
     /// `silt bench fibers` the RPY product (beside pystokes when installed) and constrained fiber steps,
-    /// `silt bench rods` Cosserat rods (beside PyElastica when installed).
+    /// `silt bench rods` Cosserat rods (beside PyElastica when installed), `silt bench sheared-bed` the
+    /// seed's sheared bed (A10 at D/h = 8) split into its parts beside the fluid alone.
     Bench {
         /// Benchmark name: dem, fluid, ibm, fibers or rods.
         name: String,

@@ -53,9 +53,11 @@ pub fn bench(name: &str, quick: bool) -> ExitCode {
         "ibm" => bench_ibm(quick),
         "fibers" => bench_fibers(quick),
         "rods" => bench_rods(quick),
+        "sheared-bed" => bench_sheared_bed(quick),
         other => {
             eprintln!(
-                "error: no benchmark is named \"{other}\"; available: dem, fluid, ibm, fibers, rods"
+                "error: no benchmark is named \"{other}\"; available: dem, fluid, ibm, fibers, rods, \
+                 sheared-bed"
             );
             ExitCode::from(2)
         }
@@ -92,6 +94,28 @@ fn bench_fluid(quick: bool) -> ExitCode {
     match run(&options, &mut |line: &str| eprintln!("bench: {line}")) {
         Ok(report) => {
             println!("Silt fluid benchmark");
+            print!("{}", report.table());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The sheared bed's A10 set-up after settling: the coupled step split, beside the fluid alone
+/// (docs/performance.md).
+fn bench_sheared_bed(quick: bool) -> ExitCode {
+    use silt_validation::bench_sheared_bed::{run, BedBenchOptions};
+    let options = if quick {
+        BedBenchOptions::quick()
+    } else {
+        BedBenchOptions::default()
+    };
+    match run(&options, &mut |line: &str| eprintln!("bench: {line}")) {
+        Ok(report) => {
+            println!("Silt sheared-bed benchmark");
             print!("{}", report.table());
             ExitCode::SUCCESS
         }

@@ -72,6 +72,10 @@ pub struct CoupledParticles {
     pub particle_seconds: f64,
     /// Of the forcing's seconds, those of the inner-fluid integrals.
     pub inner_seconds: f64,
+    /// Seconds spent on the fluid-fraction weights of the flow rate (eq. 32).
+    pub weights_seconds: f64,
+    /// The solid fraction of the fixed spheres at rest, with their indices (kept between steps).
+    still_solid: Option<(Vec<usize>, Vec<f64>)>,
     /// Hold a prescribed flow rate as the seed's eq. 32, the flux of the fluid fraction (1 - phi) u,
     /// phi from the spheres at the start of each step; otherwise as the plain mean of u.
     pub fluid_fraction_flow_rate: bool,
@@ -79,16 +83,24 @@ pub struct CoupledParticles {
 
 impl CoupledParticles {
     /// The fluid fraction at the faces normal to `axis` (periodic), from the spheres now (seed eq. 32).
-    pub fn face_fluid_fractions(&self, axis: usize) -> Vec<f64> {
+    /// The solid fraction of the fixed spheres at rest (a rough bed's floor) is kept between calls.
+    pub fn face_fluid_fractions(&mut self, axis: usize) -> Vec<f64> {
         let p = &self.dem.particles;
-        let spheres: Vec<(Vec3, f64)> = p
-            .position
-            .iter()
-            .zip(&p.radius)
-            .map(|(x, r)| (*x, *r))
-            .collect();
         let layout = &self.forcing.layout;
-        let phi = crate::profiles::solid_fraction(layout, &spheres);
+        let at_rest = |i: usize| {
+            p.fixed[i] && p.velocity[i] == Vec3::ZERO && p.angular_velocity[i] == Vec3::ZERO
+        };
+        let still: Vec<usize> = (0..p.len()).filter(|&i| at_rest(i)).collect();
+        let sphere = |i: usize| (p.position[i], p.radius[i]);
+        if self.still_solid.as_ref().map(|(which, _)| which) != Some(&still) {
+            let spheres: Vec<(Vec3, f64)> = still.iter().map(|&i| sphere(i)).collect();
+            let phi = crate::profiles::solid_fraction(layout, &spheres);
+            self.still_solid = Some((still, phi));
+        }
+        let (_, still_phi) = self.still_solid.as_ref().expect("set above");
+        let moving: Vec<(Vec3, f64)> = (0..p.len()).filter(|&i| !at_rest(i)).map(sphere).collect();
+        let mut phi = still_phi.clone();
+        crate::profiles::add_solid_fraction(layout, &moving, &mut phi);
         crate::profiles::face_fluid_fractions(layout, &phi, axis)
     }
 
@@ -113,6 +125,8 @@ impl CoupledParticles {
             forcing_seconds: 0.0,
             particle_seconds: 0.0,
             inner_seconds: 0.0,
+            weights_seconds: 0.0,
+            still_solid: None,
             fluid_fraction_flow_rate: false,
         }
     }
@@ -181,10 +195,12 @@ pub fn coupled_step(
     particles.dem.begin_step();
     if particles.fluid_fraction_flow_rate {
         if let silt_fluid::Driving::FlowRate { axis, .. } = fluid.config.driving {
+            let clock = std::time::Instant::now();
             let weights = particles.face_fluid_fractions(axis);
             fluid
                 .set_flow_rate_weights(Some(weights))
                 .expect("the weights of the driving component's faces");
+            particles.weights_seconds += clock.elapsed().as_secs_f64();
         }
     }
     let mut driving_gradient = 0.0;
@@ -258,7 +274,14 @@ impl CoupledParticles {
         let slab = |x: f64, a: usize| {
             ((x - layout.grid.origin[a]) / (8.0 * layout.grid.spacing)).floor() as i64
         };
-        let mut order: Vec<usize> = (0..spheres.len()).collect();
+        // A fixed sphere at rest takes no loads (and its inner fluid stays at rest): left out, zero.
+        let particles = &self.dem.particles;
+        let moving = |p: usize| {
+            !particles.fixed[p]
+                || particles.velocity[p] != Vec3::ZERO
+                || particles.angular_velocity[p] != Vec3::ZERO
+        };
+        let mut order: Vec<usize> = (0..spheres.len()).filter(|&p| moving(p)).collect();
         order.sort_by_key(|&p| {
             let c = spheres[p].centre;
             (slab(c.z, 2), slab(c.y, 1), slab(c.x, 0), p)

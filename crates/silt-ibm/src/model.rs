@@ -79,6 +79,8 @@ pub struct CoupledModel {
     pub output: CoupledOutput,
     /// The seed's sheared-bed protocol and measures, when the scene has a `[bed]` table.
     pub bed: Option<BedProtocol>,
+    /// Seconds spent sampling the bed's measures.
+    pub bed_seconds: f64,
     work: Vec<f64>,
 }
 
@@ -95,6 +97,7 @@ impl CoupledModel {
             dt,
             output,
             bed: None,
+            bed_seconds: 0.0,
             work: Vec::new(),
         }
     }
@@ -143,6 +146,7 @@ impl CoupledModel {
             return;
         };
         if bed.samples_at(self.fluid.state.steps) {
+            let clock = std::time::Instant::now();
             let layout = &self.particles.forcing.layout;
             let p = &self.particles.dem.particles;
             let spheres: Vec<(Vec3, f64)> =
@@ -165,6 +169,7 @@ impl CoupledModel {
                 flow_rate: self.held_flow_rate(&bed),
             };
             bed.sample(&snapshot);
+            self.bed_seconds += clock.elapsed().as_secs_f64();
         }
         self.bed = Some(bed);
     }
@@ -457,10 +462,17 @@ impl Model for CoupledModel {
     }
 
     fn timers(&self) -> Vec<(&'static str, f64)> {
-        vec![
+        let mut timers = vec![
             ("forcing", self.particles.forcing_seconds),
             ("particles", self.particles.particle_seconds),
-        ]
+        ];
+        if self.particles.fluid_fraction_flow_rate {
+            timers.push(("flow-rate weights", self.particles.weights_seconds));
+        }
+        if self.bed.is_some() {
+            timers.push(("bed measures", self.bed_seconds));
+        }
+        timers
     }
 }
 

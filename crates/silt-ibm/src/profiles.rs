@@ -12,11 +12,18 @@ use silt_fluid::grid::Field;
 /// from the signed distance (Kempe & Froehlich 2012); periodic axes wrap; capped at 1 where spheres
 /// overlap.
 pub fn solid_fraction(layout: &GridLayout, spheres: &[(Vec3, f64)]) -> Vec<f64> {
+    let [n0, n1, n2] = layout.grid.cells;
+    let mut phi = vec![0.0; n0 * n1 * n2];
+    add_solid_fraction(layout, spheres, &mut phi);
+    phi
+}
+
+/// Adds the solid fraction of `spheres` to `phi` (as [`solid_fraction`], capped at 1).
+pub fn add_solid_fraction(layout: &GridLayout, spheres: &[(Vec3, f64)], phi: &mut [f64]) {
     let grid = layout.grid;
-    let [n0, n1, n2] = grid.cells;
+    let [n0, n1, _] = grid.cells;
     let h = grid.spacing;
     let origin = Vec3::from_array(grid.origin);
-    let mut phi = vec![0.0; n0 * n1 * n2];
     phi.par_chunks_mut(n0 * n1)
         .enumerate()
         .for_each(|(k, plane)| {
@@ -56,24 +63,31 @@ pub fn solid_fraction(layout: &GridLayout, spheres: &[(Vec3, f64)]) -> Vec<f64> 
                 }
             }
         });
-    phi
 }
 
 /// The fluid fraction `1 - phi` at the faces normal to the periodic `axis`, in the compact order of that
 /// velocity component's unknowns (the high face of every cell, x fastest): the mean of the two cells
 /// the face joins, `phi` from [`solid_fraction`]. The weights of the seed's eq. 32 flow rate.
 pub fn face_fluid_fractions(layout: &GridLayout, phi: &[f64], axis: usize) -> Vec<f64> {
-    let cells = layout.grid.cells;
-    let [n0, n1, _] = cells;
-    let index = |c: [usize; 3]| c[0] + n0 * (c[1] + n1 * c[2]);
-    (0..phi.len())
-        .map(|flat| {
-            let cell = [flat % n0, (flat / n0) % n1, flat / (n0 * n1)];
-            let mut next = cell;
-            next[axis] = (cell[axis] + 1) % cells[axis];
-            1.0 - 0.5 * (phi[index(cell)] + phi[index(next)])
-        })
-        .collect()
+    let [n0, n1, n2] = layout.grid.cells;
+    let index = |i: usize, j: usize, k: usize| i + n0 * (j + n1 * k);
+    let mut weights = vec![0.0; phi.len()];
+    weights
+        .par_chunks_mut(n0 * n1)
+        .enumerate()
+        .for_each(|(k, plane)| {
+            for j in 0..n1 {
+                for i in 0..n0 {
+                    let next = match axis {
+                        0 => index((i + 1) % n0, j, k),
+                        1 => index(i, (j + 1) % n1, k),
+                        _ => index(i, j, (k + 1) % n2),
+                    };
+                    plane[i + n0 * j] = 1.0 - 0.5 * (phi[index(i, j, k)] + phi[next]);
+                }
+            }
+        });
+    weights
 }
 
 /// Index i along an axis of `n` cells, wrapped if periodic, `None` outside a bounded one.
@@ -112,13 +126,17 @@ pub fn fluid_profile(
         .map(|plane| {
             let (mut weight, mut solid) = (0.0, 0.0);
             let mut sum = [0.0; 3];
-            for k in 0..n2 {
-                for j in 0..n1 {
-                    for i in 0..n0 {
-                        let index = [i, j, k];
-                        if index[axis] != plane {
-                            continue;
-                        }
+            // The plane's cells only: the axis' index held at `plane`.
+            let range = |a: usize, n: usize| {
+                if a == axis {
+                    plane..plane + 1
+                } else {
+                    0..n
+                }
+            };
+            for k in range(2, n2) {
+                for j in range(1, n1) {
+                    for i in range(0, n0) {
                         let fraction = phi[i + n0 * (j + n1 * k)];
                         let fluid = 1.0 - fraction;
                         solid += fraction;

@@ -546,9 +546,9 @@ sample_interval = 0.04
 "#;
 
 /// The sheared-bed protocol through the run path: it settles dry, mobilises at 8 q_f, holds q_f
-/// (eq. 32) after the switch and averages; a run stopped in the averaging phase and resumed gives the
-/// continuous run's averages, bed.csv and averaged profiles bit for bit; the scene's mistakes are
-/// named.
+/// (eq. 32) after the switch and averages; a run stopped in the averaging phase and resumed, and a run
+/// on one thread, give the continuous run's averages, bed.csv and averaged profiles bit for bit; the
+/// scene's mistakes are named.
 #[test]
 fn a_sheared_bed_resumes_with_its_averages_intact() {
     let scene = Box::new(parse(BED).unwrap());
@@ -581,11 +581,24 @@ fn a_sheared_bed_resumes_with_its_averages_intact() {
         split.model.bed.as_ref().unwrap().state,
         whole.model.bed.as_ref().unwrap().state
     );
+    // One thread gives the same numbers as two.
+    let single_dir = tempfile::tempdir().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let single = pool.install(|| run(single_dir.path(), None, false));
+    assert_eq!(
+        single.model.bed.as_ref().unwrap().state,
+        whole.model.bed.as_ref().unwrap().state
+    );
     let last = format!("bed_particles/bed_particle_{:06}.csv", whole.frames() - 1);
     for file in ["bed.csv", last.as_str(), "diagnostics.csv"] {
         let expected = std::fs::read_to_string(whole_dir.path().join(file)).unwrap();
-        let got = std::fs::read_to_string(split_dir.path().join(file)).unwrap();
-        assert_eq!(got, expected, "{file}");
+        for dir in [split_dir.path(), single_dir.path()] {
+            let got = std::fs::read_to_string(dir.join(file)).unwrap();
+            assert_eq!(got, expected, "{file} in {}", dir.display());
+        }
     }
 
     for (change, key) in [
