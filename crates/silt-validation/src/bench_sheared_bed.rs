@@ -58,6 +58,7 @@ impl BedBenchOptions {
                 ),
                 Override::new("simulation.dt", 1e-3),
                 Override::new("bed.settling_time", 0.3),
+                Override::new("bed.target_clear_height", 0.55),
             ],
             warmup_steps: 2,
             timed_steps: 4,
