@@ -624,4 +624,10 @@ fn a_sheared_bed_resumes_with_its_averages_intact() {
         &BED.replace("gravity = [0.0, 0.0, -1.0]", "gravity = [0.0, 0.0, 1.0]"),
         "simulation.gravity",
     );
+    // Contacts too soft for the dry settling's free fall.
+    let soft = error_of(
+        &BED.replace("collision_steps = 5", "collision_steps = 400"),
+        "contact.collision_steps",
+    );
+    assert!(soft.contains("dry settling"), "{soft}");
 }

@@ -811,13 +811,44 @@ fn bed_settings(
         &format!("at least the time step {}", num(dt)),
     )?;
 
-    let p = &particles.system()?.particles;
+    let system = particles.system()?;
+    let p = &system.particles;
     let mobile: Vec<usize> = (0..p.len()).filter(|&i| !p.fixed[i]).collect();
     keys.require(
         !mobile.is_empty(),
         "particles",
         "no mobile spheres",
         "a [bed] measures mobile spheres: give a group without `fixed = true`",
+    )?;
+    // The dry settling falls freely under the buoyant weight: the contacts must hold such impacts.
+    let highest = mobile
+        .iter()
+        .map(|&i| p.position[i][vertical] - floor)
+        .fold(0.0, f64::max);
+    let lightest_density = mobile
+        .iter()
+        .map(|&i| p.mass[i] / (4.0 / 3.0 * PI * p.radius[i].powi(3)))
+        .fold(f64::INFINITY, f64::min);
+    let buoyant_gravity = gravity.length() * (1.0 - fluid_density / lightest_density).max(0.0);
+    let fall_speed = (2.0 * buoyant_gravity * highest).sqrt();
+    let overlap = silt_dem::estimates::expected_overlap(&system, fall_speed);
+    keys.require(
+        overlap <= super::particles::LARGEST_OVERLAP,
+        "contact.collision_steps",
+        num(particles
+            .tables
+            .contact
+            .collision_steps
+            .map_or(f64::NAN, |n| n as f64)),
+        &format!(
+            "the dry settling of [bed] drops the highest sphere from {} above the floor at up to {} \
+             (free fall under its buoyant weight), which would overlap by {} R (at most {} R); make \
+             the contact stiffer (fewer collision_steps or a smaller dt) or place the spheres lower",
+            num(highest),
+            num(fall_speed),
+            num(overlap),
+            super::particles::LARGEST_OVERLAP
+        ),
     )?;
     let n = mobile.len() as f64;
     let diameter = mobile.iter().map(|&i| 2.0 * p.radius[i]).sum::<f64>() / n;

@@ -41,7 +41,7 @@ const BYTES_PER_PARTICLE: f64 = 2048.0;
 const CHECK_PLACEMENT_LIMIT: usize = 200_000;
 /// An expected overlap above this fraction of the radius means spheres pass through each other or a
 /// wall: the scene is refused.
-const LARGEST_OVERLAP: f64 = 0.5;
+pub const LARGEST_OVERLAP: f64 = 0.5;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
