@@ -839,7 +839,7 @@ fn bed_settings(
             .tables
             .contact
             .collision_steps
-            .map_or(f64::NAN, |n| n as f64)),
+            .unwrap_or(silt_dem::contact::DEFAULT_COLLISION_STEPS)),
         &format!(
             "the dry settling of [bed] drops the highest sphere from {} above the floor at up to {} \
              (free fall under its buoyant weight), which would overlap by {} R (at most {} R); make \
