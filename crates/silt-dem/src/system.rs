@@ -918,6 +918,79 @@ mod tests {
         );
     }
 
+    /// A released sphere's pairs take its own mass from the release on: the step after the release equals,
+    /// bit for bit, that of a system built with both spheres free (the lubrication, limited by the pair's
+    /// effective mass, acts between them).
+    #[test]
+    fn a_released_sphere_pairs_with_its_own_mass() {
+        let materials = test_materials(1.0);
+        let lubrication = crate::contact::lubrication::Lubrication {
+            fluid_density: 1.0,
+            kinematic_viscosity: 1.0,
+            range: 0.5,
+            roughness_ratio: 3e-3,
+        };
+        let model = ContactModel::new(
+            NormalLaw::Linear,
+            TangentialLaw::SpringHistory,
+            &materials,
+            0.1,
+            EnduringContact::MinimumSpeed(0.01),
+            1e-3,
+            0.0,
+            Some(lubrication),
+        );
+        let domain = Domain {
+            min: Vec3::ZERO,
+            max: Vec3::splat(8.0),
+            periodic: [false; 3],
+        };
+        let system = |fixed: bool, upper: Vec3, velocity: Vec3| {
+            let mut particles = Particles::default();
+            particles.push(Vec3::new(4.0, 4.0, 2.0), Vec3::ZERO, 0.5, 1.0, 0, fixed);
+            particles.push(upper, velocity, 0.5, 1.0, 0, false);
+            DemSystem::new(
+                domain.clone(),
+                Vec3::ZERO,
+                materials.clone(),
+                model.clone(),
+                particles,
+                vec![],
+                Integrator::SEED,
+                0.01,
+                0.1,
+            )
+        };
+        let mut released = system(true, Vec3::new(4.0, 4.0, 3.2), Vec3::new(0.0, 0.0, -0.5));
+        released.releases = vec![Release {
+            time: 0.05,
+            particles: 0..1,
+        }];
+        for _ in 0..5 {
+            released.step().unwrap();
+        }
+        let p = &released.particles;
+        assert!(
+            p.fixed[0] && p.position[1].z - 3.0 < 0.2,
+            "{:?}",
+            p.position[1]
+        );
+        let mut free = system(false, p.position[1], p.velocity[1]);
+        released.step().unwrap();
+        free.step().unwrap();
+        assert!(!released.particles.fixed[0]);
+        for i in 0..2 {
+            assert_eq!(
+                released.particles.velocity[i], free.particles.velocity[i],
+                "{i}"
+            );
+            assert_eq!(
+                released.particles.position[i], free.particles.position[i],
+                "{i}"
+            );
+        }
+    }
+
     /// A fixed sphere with a velocity moves at it, ignoring gravity, until its release; from the first step
     /// at or after the release time it falls freely from where it was, with the velocity it had.
     #[test]
