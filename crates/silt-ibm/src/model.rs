@@ -254,14 +254,16 @@ impl Model for CoupledModel {
                 return Err(format!("{} inner momenta for {n} particles", inner.len()));
             }
         }
+        match (&self.bed, &c.bed) {
+            (Some(_), None) => return Err("the checkpoint has no sheared-bed state".into()),
+            (None, Some(_)) => return Err("the checkpoint has a sheared-bed state".into()),
+            _ => {}
+        }
         self.fluid.restore(c.fluid)?;
         self.particles.dem.restore(c.particles)?;
         self.particles.inner = c.inner;
-        match (&mut self.bed, c.bed) {
-            (Some(bed), Some(state)) => bed.state = state,
-            (None, None) => {}
-            (Some(_), None) => return Err("the checkpoint has no sheared-bed state".into()),
-            (None, Some(_)) => return Err("the checkpoint has a sheared-bed state".into()),
+        if let (Some(bed), Some(state)) = (&mut self.bed, c.bed) {
+            bed.state = state;
         }
         self.drive_bed();
         Ok(())
