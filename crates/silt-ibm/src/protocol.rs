@@ -58,6 +58,18 @@ impl BedSettings {
         q / (self.ceiling - self.floor)
     }
 
+    /// The Shields number (eq. 31) of the target flow rate at clear-fluid height `clear_height`.
+    pub fn shields(&self, clear_height: f64) -> f64 {
+        shields(
+            self.flow_rate,
+            self.viscosity,
+            self.density_ratio,
+            self.gravity,
+            self.diameter,
+            clear_height,
+        )
+    }
+
     /// Bin width of the particle profile, R_p.
     pub fn bin_width(&self) -> f64 {
         0.5 * self.diameter
@@ -281,14 +293,7 @@ impl BedProtocol {
             clear_height,
             bed_height,
             mobile_height: mobile,
-            shields: shields(
-                s.flow_rate,
-                s.viscosity,
-                s.density_ratio,
-                s.gravity,
-                s.diameter,
-                clear_height,
-            ),
+            shields: s.shields(clear_height),
             particle_flux: flux,
             flow_rate: snapshot.flow_rate,
             target_flow_rate: self.target_flow_rate(),

@@ -651,14 +651,7 @@ fn report(
         let reynolds = bed.flow_rate / bed.viscosity;
         let galileo =
             ((bed.density_ratio - 1.0) * bed.gravity * bed.diameter.powi(3)).sqrt() / bed.viscosity;
-        let shields = silt_ibm::bed::shields(
-            bed.flow_rate,
-            bed.viscosity,
-            bed.density_ratio,
-            bed.gravity,
-            bed.diameter,
-            bed.target_clear_height,
-        );
+        let shields = bed.shields(bed.target_clear_height);
         let height = bed.ceiling - bed.floor;
         let mobilising = bed.mobilisation_factor * bed.flow_rate / height;
         let dt = scene.particles.dt();
