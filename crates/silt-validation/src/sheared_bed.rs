@@ -85,8 +85,8 @@ pub struct BedRun {
     pub flow_rate_error: f64,
     /// Averaged particle profile in the seed's scaling: ((y - h_p) / h_f, u / (q_f / h_f)), bottom up.
     pub profile: Vec<(f64, f64)>,
-    /// Wall time of the coupled phases (after the dry settling) in this leg, the simulated time it
-    /// covered, and the cells and spheres, for the cost.
+    /// Wall time of the coupled phases (after the dry settling) over all legs of the run
+    /// (`timing.csv`), the simulated time they covered, and the cells and spheres, for the cost.
     pub wall_seconds: f64,
     pub simulated_seconds: f64,
     pub cells: usize,
@@ -118,38 +118,71 @@ pub fn run_case(
     let scene = Box::new(scene);
     let out = dir.join(label);
     let resumable = out.join("checkpoint.bin").exists();
-    let mut sim = match resumable
+    let (mut sim, resumed) = match resumable
         .then(|| silt_io::scenes::simulation(&scene, &text, &out, true))
         .and_then(|r| r.ok())
     {
-        Some(sim) => sim,
-        None => {
-            silt_io::scenes::simulation(&scene, &text, &out, false).map_err(|e| e.to_string())?
-        }
+        Some(sim) => (sim, true),
+        None => (
+            silt_io::scenes::simulation(&scene, &text, &out, false).map_err(|e| e.to_string())?,
+            false,
+        ),
+    };
+    // The wall time of earlier legs of this run (a validation of many hours runs in legs).
+    let mut legs = if resumed {
+        Legs::read(&out)?
+    } else {
+        Legs::default()
     };
     let mut last_report = Instant::now();
-    let mut report = |p: silt_io::run::Progress| {
+    let mut report = |p: &silt_io::run::Progress| {
         if last_report.elapsed().as_secs_f64() > 60.0 {
             last_report = Instant::now();
             progress(&format!(
                 "{label}: t = {:.2} of {end_time}, {}",
                 p.time,
-                p.status.unwrap_or_default()
+                p.status.clone().unwrap_or_default()
             ));
+            true
+        } else {
+            false
         }
     };
     // The dry settling first (cheap: no fluid), then the coupled phases, timed on their own.
     let settling_time = scene.bed.as_ref().map_or(0.0, |b| b.settling_time);
     let now = silt_core::model::Model::time(&sim.model);
     if now < settling_time {
-        sim.run(Some(settling_time), &mut report)
-            .map_err(|e| format!("{label}: {e}"))?;
+        sim.run(Some(settling_time), &mut |p| {
+            report(&p);
+        })
+        .map_err(|e| format!("{label}: {e}"))?;
     }
     let first_time = silt_core::model::Model::time(&sim.model);
     let clock = Instant::now();
-    sim.run(None, &mut report)
-        .map_err(|e| format!("{label}: {e}"))?;
-    let wall_seconds = clock.elapsed().as_secs_f64();
+    let leg = legs.rows.len();
+    legs.rows.push(Leg {
+        from: first_time,
+        to: first_time,
+        wall_seconds: 0.0,
+    });
+    // The ledger follows the leg as it goes, so that a leg cut short still counts.
+    let mut ledger_error = None;
+    sim.run(None, &mut |p| {
+        if report(&p) {
+            legs.rows[leg].to = p.time;
+            legs.rows[leg].wall_seconds = clock.elapsed().as_secs_f64();
+            if let Err(e) = legs.write(&out) {
+                ledger_error.get_or_insert(e);
+            }
+        }
+    })
+    .map_err(|e| format!("{label}: {e}"))?;
+    if let Some(e) = ledger_error {
+        return Err(e);
+    }
+    legs.rows[leg].to = silt_core::model::Model::time(&sim.model);
+    legs.rows[leg].wall_seconds = clock.elapsed().as_secs_f64();
+    legs.write(&out)?;
     let model = &sim.model;
     let bed: &BedProtocol = model
         .bed
@@ -196,11 +229,74 @@ pub fn run_case(
         end_time: silt_core::model::Model::time(&sim.model),
         flow_rate_error,
         profile,
-        wall_seconds,
-        simulated_seconds: silt_core::model::Model::time(&sim.model) - first_time,
+        wall_seconds: legs.rows.iter().map(|l| l.wall_seconds).sum(),
+        simulated_seconds: legs.rows.iter().map(|l| l.to - l.from).sum(),
         cells: grid.cell_count(),
         particles: model.particles.dem.particles.len(),
     })
+}
+
+/// The legs of a run of many hours, in `timing.csv` beside its checkpoint: where each leg started and
+/// stopped (simulated time of the coupled phases) and the wall time it took. A leg cut short before
+/// its last checkpoint counts its redone stretch twice, in both columns, so the ratio holds.
+#[derive(Clone, Debug, Default)]
+struct Legs {
+    rows: Vec<Leg>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Leg {
+    from: f64,
+    to: f64,
+    wall_seconds: f64,
+}
+
+impl Legs {
+    const FILE: &'static str = "timing.csv";
+    const HEADER: &'static str = "from,to,wall_seconds";
+
+    /// The ledger in `out` (none yet: no legs).
+    fn read(out: &Path) -> Result<Legs, String> {
+        let path = out.join(Self::FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Legs::default()),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let mut rows = Vec::new();
+        for (number, line) in text.lines().enumerate().skip(1) {
+            let values: Vec<f64> = line
+                .split(',')
+                .map(|v| v.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("{} line {}: {e}", path.display(), number + 1))?;
+            let [from, to, wall_seconds] = values[..] else {
+                return Err(format!(
+                    "{} line {}: expected {}",
+                    path.display(),
+                    number + 1,
+                    Self::HEADER
+                ));
+            };
+            rows.push(Leg {
+                from,
+                to,
+                wall_seconds,
+            });
+        }
+        Ok(Legs { rows })
+    }
+
+    /// Writes the ledger whole or not at all.
+    fn write(&self, out: &Path) -> Result<(), String> {
+        let mut text = format!("{}\n", Self::HEADER);
+        for leg in &self.rows {
+            text.push_str(&format!("{},{},{}\n", leg.from, leg.to, leg.wall_seconds));
+        }
+        let path = out.join(Self::FILE);
+        silt_io::atomic::write_atomic(&path, text.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
 }
 
 /// The largest relative difference between the held flow rate and q_f in `bed.csv` once the protocol

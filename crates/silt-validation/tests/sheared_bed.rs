@@ -5,7 +5,43 @@
 
 mod common;
 
+/// The wall time per simulated second in the report's row of run `label`.
+fn cost(summary: &str, label: &str) -> f64 {
+    let row = summary
+        .lines()
+        .find(|l| l.starts_with(&format!("| {label} |")) && l.matches('|').count() > 10)
+        .unwrap_or_else(|| panic!("no row of {label} in the runs table:\n{summary}"));
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    cells.last().unwrap().parse().unwrap()
+}
+
 #[test]
 fn sheared_bed_quick() {
-    common::quick_case_passes("sheared-bed");
+    let dir = tempfile::tempdir().unwrap();
+    let first = common::quick_case_passes_in("sheared-bed", dir.path());
+
+    // The validation runs for hours in legs: a second one into the same folder resumes the finished
+    // run from its checkpoint, and its cost still counts the first leg's wall time (timing.csv).
+    let second = common::quick_case_passes_in("sheared-bed", dir.path());
+    let ledger = std::fs::read_to_string(dir.path().join("sheared-bed/a10/timing.csv")).unwrap();
+    let legs: Vec<Vec<f64>> = ledger
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(legs.len(), 2, "{ledger}");
+    assert!(legs[0][1] > legs[0][0] && legs[0][2] > 0.0, "{ledger}");
+    assert_eq!(
+        legs[1][0], legs[1][1],
+        "the second leg resumed at the end: {ledger}"
+    );
+    let (before, after) = (
+        cost(&first.summary(), "a10"),
+        cost(&second.summary(), "a10"),
+    );
+    assert!(before > 0.0, "{}", first.summary());
+    assert!(
+        (after - before).abs() <= 1.0 + 0.01 * before,
+        "cost {before} wall s per simulated s, then {after} after resuming"
+    );
 }
