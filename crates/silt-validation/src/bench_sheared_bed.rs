@@ -79,8 +79,13 @@ pub struct BedBenchRow {
     pub particles: f64,
     pub weights: f64,
     pub bed: f64,
-    /// The fluid alone on the same grid and state, seconds per step.
+    /// The fluid alone on the same grid and state, seconds per step, and its parts: the explicit
+    /// increment, the Crank–Nicolson solves, the pressure solve, the projection's correction.
     pub fluid_alone: f64,
+    pub fluid_parts: [f64; 4],
+    /// Helmholtz solves by Jacobi sweeps and by the direct solver, per step.
+    pub jacobi_solves: f64,
+    pub direct_solves: f64,
 }
 
 pub struct BedBenchReport {
@@ -118,6 +123,18 @@ impl BedBenchReport {
                 r.seconds_per_step / r.fluid_alone,
                 (r.forcing + r.particles) / r.fluid_alone,
                 r.seconds_per_step / self.dt,
+            ));
+        }
+        s.push_str(
+            "\nThe fluid alone, split (s/step):\n\n\
+             | threads | explicit increment | Crank–Nicolson solves (Jacobi / direct per step) | pressure solve | correction |\n\
+             |--------:|-------------------:|------------------------------------------------|---------------:|-----------:|\n",
+        );
+        for r in &self.rows {
+            let [momentum, helmholtz, poisson, correction] = r.fluid_parts;
+            s.push_str(&format!(
+                "| {} | {momentum:.4} | {helmholtz:.4} ({:.0} / {:.0}) | {poisson:.4} | {correction:.4} |\n",
+                r.threads, r.jacobi_solves, r.direct_solves,
             ));
         }
         s
@@ -181,6 +198,7 @@ pub fn run(options: &BedBenchOptions, log: &mut dyn FnMut(&str)) -> Result<BedBe
         let (mut fluid, _) = scene.halves().map_err(|e| e.to_string())?;
         fluid.config.driving = model.fluid.config.driving.clone();
         fluid.restore(start.fluid.clone())?;
+        let times_before = fluid.times;
         let clock = Instant::now();
         pool(threads).install(|| -> Result<(), String> {
             for _ in 0..options.timed_steps {
@@ -191,6 +209,16 @@ pub fn run(options: &BedBenchOptions, log: &mut dyn FnMut(&str)) -> Result<BedBe
             Ok(())
         })?;
         let fluid_alone = clock.elapsed().as_secs_f64() / options.timed_steps as f64;
+        let (t, t0, steps) = (&fluid.times, &times_before, options.timed_steps as f64);
+        let fluid_parts = [
+            t.momentum - t0.momentum,
+            t.helmholtz - t0.helmholtz,
+            t.poisson - t0.poisson,
+            t.correction - t0.correction,
+        ]
+        .map(|x| x / steps);
+        let jacobi_solves = (t.jacobi_solves - t0.jacobi_solves) as f64 / steps;
+        let direct_solves = (t.direct_solves - t0.direct_solves) as f64 / steps;
         let parts: f64 = per_step[0] + per_step[4] + per_step[5] + per_step[6];
         let row = BedBenchRow {
             threads,
@@ -204,6 +232,9 @@ pub fn run(options: &BedBenchOptions, log: &mut dyn FnMut(&str)) -> Result<BedBe
             weights: per_step[5],
             bed: per_step[6],
             fluid_alone,
+            fluid_parts,
+            jacobi_solves,
+            direct_solves,
         };
         log(&format!(
             "{threads} threads: {seconds_per_step:.4} s/step, fluid alone {fluid_alone:.4}"
