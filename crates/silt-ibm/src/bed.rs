@@ -124,6 +124,47 @@ impl TimeAverage {
         let variance = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (batches - 1) as f64;
         Some((variance / batches as f64).sqrt())
     }
+
+    /// The means of the first and the second half of the samples (a drift between them says the
+    /// series has not reached its steady state); `None` with fewer than two samples.
+    pub fn halves(&self) -> Option<(f64, f64)> {
+        let half = self.samples.len() / 2;
+        (half > 0).then(|| {
+            let (first, second) = self.samples.split_at(half);
+            let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
+            (mean(first), mean(second))
+        })
+    }
+
+    /// The integrated autocorrelation time in samples, tau = 1/2 + sum_k rho(k), summed up to the
+    /// first lag k >= 5 tau (Sokal's window; 1/2 for independent samples): batches of 10 tau and
+    /// more have nearly independent means. `None` with fewer than 4 samples or a constant series.
+    pub fn correlation_time(&self) -> Option<f64> {
+        let n = self.samples.len();
+        if n < 4 {
+            return None;
+        }
+        let mean = self.mean();
+        let deviation: Vec<f64> = self.samples.iter().map(|v| v - mean).collect();
+        let variance = deviation.iter().map(|d| d * d).sum::<f64>() / n as f64;
+        if variance <= 0.0 {
+            return None;
+        }
+        let mut tau = 0.5;
+        for lag in 1..n {
+            let covariance = deviation[..n - lag]
+                .iter()
+                .zip(&deviation[lag..])
+                .map(|(a, b)| a * b)
+                .sum::<f64>()
+                / n as f64;
+            tau += covariance / variance;
+            if lag as f64 >= 5.0 * tau {
+                break;
+            }
+        }
+        Some(tau.max(0.5))
+    }
 }
 
 #[cfg(test)]
@@ -245,5 +286,25 @@ mod tests {
         );
         assert_eq!(TimeAverage::default().batch_error(10), None);
         assert_eq!(white.batch_error(1), None);
+
+        // Correlation times: 1/2 for white noise, (1 + 0.99) / (2 (1 - 0.99)) = 99.5 for the AR(1).
+        let white_tau = white.correlation_time().unwrap();
+        assert!((white_tau - 0.5).abs() < 0.1, "{white_tau}");
+        let red_tau = red.correlation_time().unwrap();
+        assert!((red_tau / 99.5 - 1.0).abs() < 0.35, "{red_tau}");
+        let mut constant = TimeAverage::default();
+        (0..10).for_each(|_| constant.push(1.0));
+        assert_eq!(constant.correlation_time(), None);
+        assert_eq!(constant.halves(), Some((1.0, 1.0)));
+    }
+
+    /// A series that relaxes to its steady state shows it in its halves.
+    #[test]
+    fn halves_show_a_drift() {
+        let mut relaxing = TimeAverage::default();
+        (0..1000).for_each(|i| relaxing.push(1.0 + (-(i as f64) / 200.0).exp()));
+        let (first, second) = relaxing.halves().unwrap();
+        assert!(first > second + 0.1, "{first} {second}");
+        assert_eq!(TimeAverage::default().halves(), None);
     }
 }

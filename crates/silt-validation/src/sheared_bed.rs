@@ -83,6 +83,12 @@ pub struct BedRun {
     pub end_time: f64,
     /// The largest relative difference of the held flow rate from q_f after the switch.
     pub flow_rate_error: f64,
+    /// <q_v> / q_f over the first and the second half of the average (a drift says the run has not
+    /// reached its steady state), and the integrated autocorrelation time of q_v (simulated time).
+    pub flux_halves: Option<(f64, f64)>,
+    pub correlation_time: Option<f64>,
+    /// q_v / q_f against time over the whole run (thinned), from bed.csv.
+    pub flux_series: Vec<(f64, f64)>,
     /// Averaged particle profile in the seed's scaling: ((y - h_p) / h_f, u / (q_f / h_f)), bottom up.
     pub profile: Vec<(f64, f64)>,
     /// Wall time of the coupled phases (after the dry settling) over all legs of the run
@@ -210,7 +216,13 @@ pub fn run_case(
             )
         })
         .collect();
-    let flow_rate_error = flow_rate_error(&out, s.flow_rate)?;
+    let (flow_rate_error, flux_series) = read_series(&out, s.flow_rate, 2000)?;
+    let average = &state.particle_flux;
+    let flux_halves = average
+        .halves()
+        .map(|(first, second)| (first / s.flow_rate, second / s.flow_rate));
+    let sample_interval = s.sample_every as f64 * model.dt;
+    let correlation_time = average.correlation_time().map(|tau| tau * sample_interval);
     Ok(BedRun {
         case: label.to_string(),
         resolution: s.diameter / grid.spacing,
@@ -228,6 +240,9 @@ pub fn run_case(
         averaging_from: state.averaging_from,
         end_time: silt_core::model::Model::time(&sim.model),
         flow_rate_error,
+        flux_halves,
+        correlation_time,
+        flux_series,
         profile,
         wall_seconds: legs.rows.iter().map(|l| l.wall_seconds).sum(),
         simulated_seconds: legs.rows.iter().map(|l| l.to - l.from).sum(),
@@ -299,34 +314,52 @@ impl Legs {
     }
 }
 
-/// The largest relative difference between the held flow rate and q_f in `bed.csv` once the protocol
-/// holds q_f (phases transient and averaging, after the switching sample).
-fn flow_rate_error(out: &Path, flow_rate: f64) -> Result<f64, String> {
+/// What the report reads back from a run's `bed.csv`: the largest relative difference between the
+/// held flow rate and q_f once the protocol holds q_f (phases transient and averaging, after the
+/// switching sample), and q_v / q_f against time (at most `points` of them, evenly thinned).
+fn read_series(
+    out: &Path,
+    flow_rate: f64,
+    points: usize,
+) -> Result<(f64, Vec<(f64, f64)>), String> {
     let path = out.join("bed.csv");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
     let column = |name: &str| header.iter().position(|c| *c == name);
-    let (Some(phase), Some(held), Some(target)) = (
+    let (Some(time), Some(phase), Some(flux), Some(held), Some(target)) = (
+        column("time"),
         column("phase"),
+        column("particle_flux"),
         column("flow_rate"),
         column("target_flow_rate"),
     ) else {
         return Err(format!("{}: missing columns", path.display()));
     };
     let mut worst: f64 = 0.0;
+    let mut series = Vec::new();
     for line in lines {
         let values: Vec<f64> = line
             .split(',')
             .map(|v| v.parse().unwrap_or(f64::NAN))
             .collect();
+        if values.len() != header.len() {
+            return Err(format!(
+                "{}: a row of {} values",
+                path.display(),
+                values.len()
+            ));
+        }
         let is_held = values[phase] >= Phase::Transient.number() - 0.5;
         // The switching sample was taken at the mobilisation's rate; its successors at q_f.
         if is_held && values[target] == flow_rate {
             worst = worst.max((values[held] / flow_rate - 1.0).abs());
         }
+        series.push((values[time], values[flux] / flow_rate));
     }
-    Ok(worst)
+    let stride = series.len().div_ceil(points.max(1)).max(1);
+    let thinned = series.into_iter().step_by(stride).collect();
+    Ok((worst, thinned))
 }
 
 /// The case report.
@@ -431,6 +464,8 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
             "samples",
             "h_p/D, h_m/D",
             "flow rate error after the switch",
+            "<q_v>/q_f first / second half",
+            "correlation time of q_v",
             "wall s per simulated s",
         ]
         .map(String::from)
@@ -458,6 +493,10 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
                 run.mobile_height / run.diameter
             ),
             format!("{:.1e}", run.flow_rate_error),
+            run.flux_halves
+                .map_or("-".into(), |(a, b)| format!("{a:.2e} / {b:.2e}")),
+            run.correlation_time
+                .map_or("-".into(), |t| format!("{t:.2}")),
             format!("{:.0}", run.wall_per_simulated_second()),
         ]);
     }
@@ -522,16 +561,45 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
         })
         .collect();
     series.retain(|s| !s.points.is_empty());
-    let figures = vec![png(
-        &dir,
-        "particle-profiles.png",
-        &Plot {
-            title: "Particle velocity near the bed top (seed Fig. 13 scaling)".into(),
-            x: Axis::linear("u / (q_f / h_f)"),
-            y: Axis::linear("(y - h_p) / h_f"),
-            series,
-        },
-    )?];
+    let flux_series: Vec<Series> = runs
+        .iter()
+        .chain(coarse.iter())
+        .map(|r| {
+            Series::new(
+                format!("{} (D/h = {:.0})", r.case.to_uppercase(), r.resolution),
+                // From the switch to q_f on: the mobilisation's flux is orders of magnitude larger.
+                r.flux_series
+                    .iter()
+                    .copied()
+                    .filter(|&(t, _)| r.switched_at.is_some_and(|s| t > s))
+                    .collect(),
+                Style::Line,
+            )
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let figures = vec![
+        png(
+            &dir,
+            "particle-profiles.png",
+            &Plot {
+                title: "Particle velocity near the bed top (seed Fig. 13 scaling)".into(),
+                x: Axis::linear("u / (q_f / h_f)"),
+                y: Axis::linear("(y - h_p) / h_f"),
+                series,
+            },
+        )?,
+        png(
+            &dir,
+            "particle-flux.png",
+            &Plot {
+                title: "Particle flux q_v / q_f (eq. 34) after the switch to q_f".into(),
+                x: Axis::linear("t"),
+                y: Axis::linear("q_v / q_f"),
+                series: flux_series,
+            },
+        )?,
+    ];
     let report = CaseReport {
         name: case.name.into(),
         passed,
