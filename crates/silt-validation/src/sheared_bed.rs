@@ -89,6 +89,9 @@ pub struct BedRun {
     pub correlation_time: Option<f64>,
     /// q_v / q_f against time over the whole run (thinned), from bed.csv.
     pub flux_series: Vec<(f64, f64)>,
+    /// The mean fraction of the markers disabled between close spheres and at walls over the
+    /// average (they force neither the fluid nor the spheres: seed Fig. 2).
+    pub disabled_markers: Option<f64>,
     /// Averaged particle profile in the seed's scaling: ((y - h_p) / h_f, u / (q_f / h_f)), bottom up.
     pub profile: Vec<(f64, f64)>,
     /// Wall time of the coupled phases (after the dry settling) over all legs of the run
@@ -222,6 +225,16 @@ pub fn run_case(
         .halves()
         .map(|(first, second)| (first / s.flow_rate, second / s.flow_rate));
     let sample_interval = s.sample_every as f64 * model.dt;
+    let forcing = &model.particles.forcing;
+    let markers: usize = (0..forcing.spheres.len())
+        .map(|p| forcing.markers(p).offsets.len())
+        .sum();
+    let disabled_markers = state
+        .averaging_from
+        .map(|from| mean_after(&out.join("diagnostics.csv"), "markers_disabled", from))
+        .transpose()?
+        .flatten()
+        .map(|disabled| disabled / markers as f64);
     let correlation_time = average.correlation_time().map(|tau| tau * sample_interval);
     Ok(BedRun {
         case: label.to_string(),
@@ -243,6 +256,7 @@ pub fn run_case(
         flux_halves,
         correlation_time,
         flux_series,
+        disabled_markers,
         profile,
         wall_seconds: legs.rows.iter().map(|l| l.wall_seconds).sum(),
         simulated_seconds: legs.rows.iter().map(|l| l.to - l.from).sum(),
@@ -362,6 +376,32 @@ fn read_series(
     Ok((worst, thinned))
 }
 
+/// The mean of column `name` of the CSV file `path` over its rows at times from `from` on (`None`
+/// without such rows).
+fn mean_after(path: &Path, name: &str, from: f64) -> Result<Option<f64>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let (Some(time), Some(column)) = (
+        header.iter().position(|c| *c == "time"),
+        header.iter().position(|c| *c == name),
+    ) else {
+        return Err(format!("{}: no columns time and {name}", path.display()));
+    };
+    let (mut sum, mut count) = (0.0, 0usize);
+    for line in lines {
+        let values: Vec<&str> = line.split(',').collect();
+        let value = |i: usize| values.get(i).and_then(|v| v.parse::<f64>().ok());
+        if let (Some(t), Some(v)) = (value(time), value(column)) {
+            if t >= from {
+                sum += v;
+                count += 1;
+            }
+        }
+    }
+    Ok((count > 0).then(|| sum / count as f64))
+}
+
 /// The case report.
 pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
     let case = CaseFiles::open("sheared-bed", quick)?;
@@ -466,6 +506,7 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
             "flow rate error after the switch",
             "<q_v>/q_f first / second half",
             "correlation time of q_v",
+            "markers disabled",
             "wall s per simulated s",
         ]
         .map(String::from)
@@ -497,6 +538,8 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
                 .map_or("-".into(), |(a, b)| format!("{a:.2e} / {b:.2e}")),
             run.correlation_time
                 .map_or("-".into(), |t| format!("{t:.2}")),
+            run.disabled_markers
+                .map_or("-".into(), |f| format!("{:.0} %", 100.0 * f)),
             format!("{:.0}", run.wall_per_simulated_second()),
         ]);
     }
