@@ -452,14 +452,21 @@ impl Model for CoupledModel {
         let Some(sample) = bed.state.last else {
             return Some(phase.to_string());
         };
+        // In the units the experiments are compared in: q_v / q_f (q_f the scene's flow rate) and h_f / D.
+        let (flow_rate, diameter) = (bed.settings.flow_rate, bed.settings.diameter);
         let mean = match bed.mean_particle_flux() {
-            Some((mean, Some(error))) => format!(", <q_v> {mean:.3e} +- {error:.1e}"),
-            Some((mean, None)) => format!(", <q_v> {mean:.3e}"),
+            Some((mean, Some(error))) => format!(
+                ", <q_v>/q_f {:.3e} +- {:.1e}",
+                mean / flow_rate,
+                error / flow_rate
+            ),
+            Some((mean, None)) => format!(", <q_v>/q_f {:.3e}", mean / flow_rate),
             None => String::new(),
         };
         Some(format!(
-            "{phase}: q_v {:.3e}{mean}, h_f {:.4}",
-            sample.particle_flux, sample.clear_height
+            "{phase}: q_v/q_f {:.3e}{mean}, h_f/D {:.2}",
+            sample.particle_flux / flow_rate,
+            sample.clear_height / diameter
         ))
     }
 
