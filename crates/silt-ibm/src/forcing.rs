@@ -44,12 +44,38 @@ impl RigidSphere {
     }
 }
 
+/// Which markers of a sphere close to another are disabled: the seed disables "overlapping markers
+/// between two particles" (sec. 2, Fig. 2), as it disables markers whose supports overlap a wall.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CloseSphereMarkers {
+    /// Markers whose support (3 h wide) overlaps the support of the other sphere's markers: within
+    /// 3 h of its marker sphere (`notes/ibm.md`'s reading; the default).
+    #[default]
+    OverlappingSupports,
+    /// Markers whose support reaches into the other sphere, as the wall rule reads: within 1.5 h of
+    /// its surface. Fewer are disabled at coarse resolution (`validation/sheared-bed/README.md`).
+    ReachingTheSurface,
+}
+
+impl CloseSphereMarkers {
+    /// The distance from the other sphere's centre within which a marker is disabled, for the other
+    /// sphere's `radius` and `marker_radius` on a grid of cell size `h`.
+    pub fn reach(self, radius: f64, marker_radius: f64, h: f64) -> f64 {
+        match self {
+            CloseSphereMarkers::OverlappingSupports => marker_radius + 3.0 * h,
+            CloseSphereMarkers::ReachingTheSurface => radius + 1.5 * h,
+        }
+    }
+}
+
 /// Direct forcing of the fluid by a set of rigid spheres, as a [`StageForcing`] of the fluid solver.
 pub struct DirectForcing {
     pub layout: GridLayout,
     pub spheres: Vec<RigidSphere>,
     /// Forcing passes per stage (Kempe & Froehlich 2012 use 2-3; 1 is Uhlmann's original scheme).
     pub iterations: usize,
+    /// Which markers of close spheres are disabled.
+    pub close_sphere_markers: CloseSphereMarkers,
     /// The markers of each sphere, relative to its centre.
     markers: Vec<SphereMarkers>,
     /// Hydrodynamic force and torque per unit fluid density on each sphere in the last stage.
@@ -91,6 +117,7 @@ impl DirectForcing {
             layout: GridLayout::new(grid, boundaries),
             spheres,
             iterations,
+            close_sphere_markers: CloseSphereMarkers::default(),
             work: Workspace::new(&markers),
             markers,
             force: vec![Vec3::ZERO; n],
@@ -210,9 +237,11 @@ impl Workspace {
         // Tiles of the x-component's unknowns, by its support's middle point.
         let shape = layout.unknowns[0].shape;
         let tiles: [usize; 3] = std::array::from_fn(|a| shape[a].div_ceil(TILE_SIZE[a]));
-        // Supports (3 h wide) overlap when a marker is within 3 h of the other sphere's marker sphere:
-        // |r + e|^2 < reach^2 for the marker's arm r and e the separation of the centres, i.e.
-        // |r|^2 + 2 r.e + (|e|^2 - reach^2) < 0. Per sphere, its neighbours' 2 e and |e|^2 - reach^2.
+        // A marker is disabled within `reach` of the other sphere's centre (by default 3 h from its
+        // marker sphere, where the 3 h wide supports overlap): |r + e|^2 < reach^2 for the marker's
+        // arm r and e the separation of the centres, i.e. |r|^2 + 2 r.e + (|e|^2 - reach^2) < 0. Per
+        // sphere, its neighbours' 2 e and |e|^2 - reach^2.
+        let rule = forcing.close_sphere_markers;
         let close: Vec<Vec<(Vec3, f64)>> = neighbours
             .par_iter()
             .enumerate()
@@ -221,7 +250,8 @@ impl Workspace {
                     .map(|&q| {
                         let e =
                             layout.separation(forcing.spheres[q].centre, forcing.spheres[p].centre);
-                        let reach = forcing.markers[q].marker_radius + 3.0 * h;
+                        let other = &forcing.markers[q];
+                        let reach = rule.reach(forcing.spheres[q].radius, other.marker_radius, h);
                         (2.0 * e, e.length_squared() - reach * reach)
                     })
                     .collect()
@@ -621,6 +651,41 @@ mod tests {
         let mut set = Workspace::new(&apart.markers);
         set.place_markers(&apart);
         assert_eq!(set.count(MarkerState::BetweenSpheres), 0);
+    }
+
+    /// Read as the wall rule (supports reaching the other sphere), the rule disables exactly the
+    /// markers within 1.5 h of the other sphere's surface, on both spheres, and fewer than the
+    /// overlapping supports do.
+    #[test]
+    fn reaching_the_surface_disables_the_markers_within_its_reach() {
+        let mut close = forcing([Vec3::new(1.5, 12.0, 12.0), Vec3::new(26.0, 12.0, 12.0)]);
+        let mut set = Workspace::new(&close.markers);
+        set.place_markers(&close);
+        let overlapping = set.count(MarkerState::BetweenSpheres);
+
+        close.close_sphere_markers = CloseSphereMarkers::ReachingTheSurface;
+        let mut set = Workspace::new(&close.markers);
+        set.place_markers(&close);
+        let reaching = set.count(MarkerState::BetweenSpheres);
+        assert!(
+            0 < reaching && reaching < overlapping,
+            "{reaching} of {overlapping}"
+        );
+        let mut disabled_on = [0; 2];
+        for l in 0..set.state.len() {
+            let p = set.owner[l] as usize;
+            let q = 1 - p;
+            let x = close.spheres[p].centre + set.arm[l];
+            let d = close.layout.separation(close.spheres[q].centre, x).length();
+            let within = d < close.spheres[q].radius + 1.5;
+            assert_eq!(
+                set.state[l] == MarkerState::BetweenSpheres,
+                within,
+                "marker {l} of sphere {p}, {d} from the other's centre"
+            );
+            disabled_on[p] += usize::from(within);
+        }
+        assert!(disabled_on[0] > 0 && disabled_on[1] > 0, "{disabled_on:?}");
     }
 
     /// A sphere moving across the periodic seam in z, in fluid at rest: the forcing touches only the

@@ -631,3 +631,40 @@ fn a_sheared_bed_resumes_with_its_averages_intact() {
     );
     assert!(soft.contains("dry settling"), "{soft}");
 }
+
+/// `coupling.close_sphere_markers` chooses which markers of close spheres are disabled; the default is
+/// the overlapping supports, the other reading reaches the coupled model, and a wrong value is named.
+#[test]
+fn the_close_sphere_rule_is_a_coupling_choice() {
+    use silt_ibm::forcing::CloseSphereMarkers;
+    let default = parse(BASE).unwrap();
+    assert_eq!(
+        default.close_sphere_markers,
+        CloseSphereMarkers::OverlappingSupports
+    );
+    let reaching = BASE.replace(
+        "[output]",
+        "[coupling]\nclose_sphere_markers = \"reaching-surface\"\n\n[output]",
+    );
+    let scene = parse(&reaching).unwrap();
+    assert_eq!(
+        scene.close_sphere_markers,
+        CloseSphereMarkers::ReachingTheSurface
+    );
+    let (_, particles) = scene.halves().unwrap();
+    assert_eq!(
+        particles.forcing.close_sphere_markers,
+        CloseSphereMarkers::ReachingTheSurface
+    );
+    let message = error_of(
+        &BASE.replace(
+            "[output]",
+            "[coupling]\nclose_sphere_markers = \"surface\"\n\n[output]",
+        ),
+        "coupling.close_sphere_markers",
+    );
+    assert!(
+        message.contains("\"overlapping-supports\", \"reaching-surface\""),
+        "{message}"
+    );
+}

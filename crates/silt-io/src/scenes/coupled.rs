@@ -30,6 +30,7 @@ use silt_ibm::coupling::{
     ContactHydrodynamics, CoupledParticles, DEFAULT_FORCING_ITERATIONS, DEFAULT_MARKER_RETRACTION,
     LUBRICATION_RANGE_CELLS,
 };
+use silt_ibm::forcing::CloseSphereMarkers;
 use silt_ibm::markers::SphereMarkers;
 use silt_ibm::model::{CoupledModel, CoupledOutput};
 use silt_ibm::protocol::{BedProtocol, BedSettings};
@@ -51,6 +52,9 @@ pub struct CouplingSection {
     pub forcing_iterations: Option<usize>,
     /// Markers sit this many cells inside the surface (default 0.3, Breugem 2012; 0 is Uhlmann's).
     pub marker_retraction: Option<f64>,
+    /// Which markers of close spheres are disabled: "overlapping-supports" (within 3 h of the other's
+    /// markers; default) or "reaching-surface" (within 1.5 h of the other's surface).
+    pub close_sphere_markers: Option<String>,
     /// Lubrication for gaps up to 2 h (seed eq. 9-10; default on).
     pub lubrication: Option<bool>,
     /// zeta_min of the lubrication as a fraction of the smaller radius (default the seed's 3e-3).
@@ -101,6 +105,7 @@ pub struct CoupledScene {
     pub fluid: FluidScene,
     pub forcing_iterations: usize,
     pub marker_retraction: f64,
+    pub close_sphere_markers: CloseSphereMarkers,
     pub in_contact: ContactHydrodynamics,
     /// Hold the flow rate as the flux of the fluid fraction (seed eq. 32).
     pub fluid_fraction_flow_rate: bool,
@@ -239,6 +244,21 @@ impl CoupledScene {
                 .unwrap_or(DEFAULT_MARKER_RETRACTION),
             Range::Closed(0.0, 1.0),
             "cells; 0.3 is Breugem's choice, 0 puts the markers on the surface",
+        )?;
+
+        let close_sphere_markers = keys.choice(
+            "coupling.close_sphere_markers",
+            coupling
+                .close_sphere_markers
+                .as_deref()
+                .unwrap_or("overlapping-supports"),
+            &[
+                (
+                    "overlapping-supports",
+                    CloseSphereMarkers::OverlappingSupports,
+                ),
+                ("reaching-surface", CloseSphereMarkers::ReachingTheSurface),
+            ],
         )?;
 
         let in_contact = keys.choice(
@@ -433,6 +453,7 @@ impl CoupledScene {
             fluid,
             forcing_iterations,
             marker_retraction,
+            close_sphere_markers,
             in_contact,
             fluid_fraction_flow_rate,
             fluid_density,
@@ -487,6 +508,7 @@ impl CoupledScene {
             self.forcing_iterations,
             self.marker_retraction,
         );
+        coupled.forcing.close_sphere_markers = self.close_sphere_markers;
         coupled.in_contact = self.in_contact;
         coupled.fluid_fraction_flow_rate = self.fluid_fraction_flow_rate;
         Ok((solver, coupled))
@@ -604,8 +626,14 @@ fn report(
     line(
         "forcing",
         format!(
-            "{} passes per stage over {total_markers} markers",
-            scene.forcing_iterations
+            "{} passes per stage over {total_markers} markers; disabled between close spheres: {}",
+            scene.forcing_iterations,
+            match scene.close_sphere_markers {
+                CloseSphereMarkers::OverlappingSupports =>
+                    "within 3 h of the other's markers (overlapping supports)",
+                CloseSphereMarkers::ReachingTheSurface =>
+                    "within 1.5 h of the other's surface (supports reaching it)",
+            }
         ),
     );
     let (rho_min, rho_max) = p
