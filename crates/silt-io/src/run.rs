@@ -24,6 +24,7 @@ use crate::atomic::write_atomic;
 use crate::csv_series::{format_f64, CsvSeries};
 use crate::pvd::PvdSeries;
 use crate::vtk::{write_vti, write_vtp_points, write_vtp_polylines, ArrayData, DataArray};
+use bincode::Options as _;
 use serde::{Deserialize, Serialize};
 pub use silt_core::format_time;
 use silt_core::model::{
@@ -589,9 +590,16 @@ fn read_checkpoint<M: Model>(
             path.display()
         ))
     };
+    // bincode's own encoding (that of `bincode::serialize`), limited to the file's length: a damaged
+    // or foreign file claiming a huge string or array is refused instead of exhausting the memory.
+    let options = bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .allow_trailing_bytes()
+        .with_limit(bytes.len() as u64);
     let mut reader = bytes.as_slice();
-    let header: CheckpointHeader =
-        bincode::deserialize_from(&mut reader).map_err(|e| not_ours(e.to_string()))?;
+    let header: CheckpointHeader = options
+        .deserialize_from(&mut reader)
+        .map_err(|e| not_ours(e.to_string()))?;
     if header.magic != CHECKPOINT_MAGIC || header.format != CHECKPOINT_FORMAT {
         return Err(not_ours(format!("format {}", header.format)));
     }
@@ -609,7 +617,9 @@ fn read_checkpoint<M: Model>(
             path.display()
         )));
     }
-    let state = bincode::deserialize_from(&mut reader).map_err(|e| not_ours(e.to_string()))?;
+    let state = options
+        .deserialize_from(&mut reader)
+        .map_err(|e| not_ours(e.to_string()))?;
     Ok((header, state))
 }
 

@@ -149,3 +149,31 @@ fn resuming_with_another_scene_is_refused() {
     assert!(err.to_string().contains("other physics"), "{err}");
     assert_eq!(err.exit_code(), 2);
 }
+
+/// A damaged or foreign checkpoint (garbage that claims a string of ~7.5e18 bytes, a truncated file, an
+/// empty one) is refused with the file and the reason, without exhausting the memory.
+#[test]
+fn a_damaged_checkpoint_is_refused_not_allocated() {
+    let scene = scene();
+    let dir = tempfile::tempdir().unwrap();
+    let mut sim = simulation(&scene, SCENE, dir.path(), false).unwrap();
+    sim.run(Some(200.0 * 2e-5), &mut |_| {}).unwrap();
+    let path = dir.path().join("checkpoint.bin");
+    let good = std::fs::read(&path).unwrap();
+    for damaged in [
+        b"not a checkpoint".to_vec(),
+        good[..good.len() / 2].to_vec(),
+        Vec::new(),
+    ] {
+        std::fs::write(&path, &damaged).unwrap();
+        let err = simulation(&scene, SCENE, dir.path(), true).err().unwrap();
+        let message = err.to_string();
+        assert!(
+            message.contains("checkpoint.bin") && message.contains("not a checkpoint"),
+            "{message}"
+        );
+        assert_eq!(err.exit_code(), 2, "{message}");
+    }
+    std::fs::write(&path, &good).unwrap();
+    assert!(simulation(&scene, SCENE, dir.path(), true).is_ok());
+}

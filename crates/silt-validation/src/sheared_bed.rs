@@ -126,17 +126,20 @@ pub fn run_case(
     let scene = CoupledScene::parse(&text, &path).map_err(|e| e.to_string())?;
     let scene = Box::new(scene);
     let out = dir.join(label);
-    let resumable = out.join("checkpoint.bin").exists();
-    let (mut sim, resumed) = match resumable
-        .then(|| silt_io::scenes::simulation(&scene, &text, &out, true))
-        .and_then(|r| r.ok())
-    {
-        Some(sim) => (sim, true),
-        None => (
-            silt_io::scenes::simulation(&scene, &text, &out, false).map_err(|e| e.to_string())?,
-            false,
-        ),
-    };
+    // A checkpoint that cannot be resumed stops the validation rather than starting the run afresh
+    // over hours of output: the user decides.
+    let resumed = out.join("checkpoint.bin").exists();
+    let mut sim = silt_io::scenes::simulation(&scene, &text, &out, resumed).map_err(|e| {
+        if resumed {
+            format!(
+                "{label}: cannot resume from the checkpoint in {}: {e} (remove the folder to run the \
+                 case afresh)",
+                out.display()
+            )
+        } else {
+            format!("{label}: {e}")
+        }
+    })?;
     // The wall time of earlier legs of this run (a validation of many hours runs in legs).
     let mut legs = if resumed {
         Legs::read(&out)?

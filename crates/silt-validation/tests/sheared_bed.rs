@@ -45,3 +45,26 @@ fn sheared_bed_quick() {
         "cost {before} wall s per simulated s, then {after} after resuming"
     );
 }
+
+/// A run folder whose checkpoint cannot be resumed stops the validation with the reason and the folder,
+/// instead of starting the run afresh over hours of output.
+#[test]
+fn a_checkpoint_that_cannot_be_resumed_stops_the_validation() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("sheared-bed/a10");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("checkpoint.bin"), b"not a checkpoint").unwrap();
+    let error = match silt_validation::sheared_bed::report(dir.path(), true) {
+        Ok(_) => panic!("the validation ran over a broken checkpoint"),
+        Err(e) => e,
+    };
+    assert!(
+        error.contains("cannot resume") && error.contains("sheared-bed/a10"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read(run.join("checkpoint.bin")).unwrap(),
+        b"not a checkpoint",
+        "the checkpoint was overwritten"
+    );
+}
