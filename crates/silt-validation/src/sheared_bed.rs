@@ -285,7 +285,6 @@ struct Leg {
 
 impl Legs {
     const FILE: &'static str = "timing.csv";
-    const HEADER: &'static str = "from,to,wall_seconds";
 
     /// The ledger in `out` (none yet: no legs).
     fn read(out: &Path) -> Result<Legs, String> {
@@ -295,33 +294,20 @@ impl Legs {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Legs::default()),
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
-        let mut rows = Vec::new();
-        for (number, line) in text.lines().enumerate().skip(1) {
-            let values: Vec<f64> = line
-                .split(',')
-                .map(|v| v.trim().parse::<f64>())
-                .collect::<Result<_, _>>()
-                .map_err(|e| format!("{} line {}: {e}", path.display(), number + 1))?;
-            let [from, to, wall_seconds] = values[..] else {
-                return Err(format!(
-                    "{} line {}: expected {}",
-                    path.display(),
-                    number + 1,
-                    Self::HEADER
-                ));
-            };
-            rows.push(Leg {
-                from,
-                to,
-                wall_seconds,
-            });
-        }
+        let rows = csv_columns(&path, &text, &["from", "to", "wall_seconds"])?
+            .into_iter()
+            .map(|row| Leg {
+                from: row[0],
+                to: row[1],
+                wall_seconds: row[2],
+            })
+            .collect();
         Ok(Legs { rows })
     }
 
     /// Writes the ledger whole or not at all.
     fn write(&self, out: &Path) -> Result<(), String> {
-        let mut text = format!("{}\n", Self::HEADER);
+        let mut text = String::from("from,to,wall_seconds\n");
         for leg in &self.rows {
             text.push_str(&format!("{},{},{}\n", leg.from, leg.to, leg.wall_seconds));
         }
@@ -341,38 +327,28 @@ fn read_series(
 ) -> Result<(f64, Vec<(f64, f64)>), String> {
     let path = out.join("bed.csv");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
-    let column = |name: &str| header.iter().position(|c| *c == name);
-    let (Some(time), Some(phase), Some(flux), Some(held), Some(target)) = (
-        column("time"),
-        column("phase"),
-        column("particle_flux"),
-        column("flow_rate"),
-        column("target_flow_rate"),
-    ) else {
-        return Err(format!("{}: missing columns", path.display()));
-    };
+    let rows = csv_columns(
+        &path,
+        &text,
+        &[
+            "time",
+            "phase",
+            "particle_flux",
+            "flow_rate",
+            "target_flow_rate",
+        ],
+    )?;
     let mut worst: f64 = 0.0;
     let mut series = Vec::new();
-    for line in lines {
-        let values: Vec<f64> = line
-            .split(',')
-            .map(|v| v.parse().unwrap_or(f64::NAN))
-            .collect();
-        if values.len() != header.len() {
-            return Err(format!(
-                "{}: a row of {} values",
-                path.display(),
-                values.len()
-            ));
-        }
-        let is_held = values[phase] >= Phase::Transient.number() - 0.5;
+    for row in rows {
+        let [time, phase, flux, held, target] = row[..] else {
+            unreachable!("five columns asked for")
+        };
         // The switching sample was taken at the mobilisation's rate; its successors at q_f.
-        if is_held && values[target] == flow_rate {
-            worst = worst.max((values[held] / flow_rate - 1.0).abs());
+        if phase >= Phase::Transient.number() - 0.5 && target == flow_rate {
+            worst = worst.max((held / flow_rate - 1.0).abs());
         }
-        series.push((values[time], values[flux] / flow_rate));
+        series.push((time, flux / flow_rate));
     }
     let stride = series.len().div_ceil(points.max(1)).max(1);
     let thinned = series.into_iter().step_by(stride).collect();
@@ -383,26 +359,42 @@ fn read_series(
 /// without such rows).
 fn mean_after(path: &Path, name: &str, from: f64) -> Result<Option<f64>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let values: Vec<f64> = csv_columns(path, &text, &["time", name])?
+        .into_iter()
+        .filter(|row| row[0] >= from)
+        .map(|row| row[1])
+        .collect();
+    Ok((!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64))
+}
+
+/// The columns `names` of the CSV text `text` (of file `path`, for the messages), row by row.
+fn csv_columns(path: &Path, text: &str, names: &[&str]) -> Result<Vec<Vec<f64>>, String> {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
-    let (Some(time), Some(column)) = (
-        header.iter().position(|c| *c == "time"),
-        header.iter().position(|c| *c == name),
-    ) else {
-        return Err(format!("{}: no columns time and {name}", path.display()));
-    };
-    let (mut sum, mut count) = (0.0, 0usize);
-    for line in lines {
-        let values: Vec<&str> = line.split(',').collect();
-        let value = |i: usize| values.get(i).and_then(|v| v.parse::<f64>().ok());
-        if let (Some(t), Some(v)) = (value(time), value(column)) {
-            if t >= from {
-                sum += v;
-                count += 1;
-            }
-        }
-    }
-    Ok((count > 0).then(|| sum / count as f64))
+    let columns = names
+        .iter()
+        .map(|name| {
+            header
+                .iter()
+                .position(|c| c.trim() == *name)
+                .ok_or_else(|| format!("{}: no column {name}", path.display()))
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    lines
+        .enumerate()
+        .map(|(number, line)| {
+            let values: Vec<&str> = line.split(',').collect();
+            columns
+                .iter()
+                .map(|&c| {
+                    values
+                        .get(c)
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .ok_or_else(|| format!("{} line {}: {line}", path.display(), number + 2))
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The case report.
