@@ -135,12 +135,17 @@ fn results_do_not_depend_on_the_thread_count() {
     );
 }
 
+/// A folder holding the scene's run stopped after 200 steps, with its checkpoint.
+fn checkpointed_run() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sim = simulation(&scene(), SCENE, dir.path(), false).unwrap();
+    sim.run(Some(200.0 * 2e-5), &mut |_| {}).unwrap();
+    dir
+}
+
 #[test]
 fn resuming_with_another_scene_is_refused() {
-    let scene = scene();
-    let dir = tempfile::tempdir().unwrap();
-    let mut sim = simulation(&scene, SCENE, dir.path(), false).unwrap();
-    sim.run(Some(200.0 * 2e-5), &mut |_| {}).unwrap();
+    let dir = checkpointed_run();
     let other_text = SCENE.replace("e_dry = 0.7", "e_dry = 0.8");
     let other = Scene::parse(&other_text, Path::new("other.toml")).unwrap();
     let err = simulation(&other, &other_text, dir.path(), true)
@@ -155,9 +160,7 @@ fn resuming_with_another_scene_is_refused() {
 #[test]
 fn a_damaged_checkpoint_is_refused_not_allocated() {
     let scene = scene();
-    let dir = tempfile::tempdir().unwrap();
-    let mut sim = simulation(&scene, SCENE, dir.path(), false).unwrap();
-    sim.run(Some(200.0 * 2e-5), &mut |_| {}).unwrap();
+    let dir = checkpointed_run();
     let path = dir.path().join("checkpoint.bin");
     let good = std::fs::read(&path).unwrap();
     for damaged in [
