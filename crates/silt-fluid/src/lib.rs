@@ -14,6 +14,7 @@ pub mod momentum;
 pub mod poisson;
 pub mod projection;
 pub mod scales;
+pub mod slab_solver;
 pub use silt_core::signal;
 pub mod solver;
 #[cfg(test)]

@@ -47,6 +47,7 @@
 //! for any number of threads.
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -493,7 +494,7 @@ fn dst1(fft: &dyn RealToComplex<f64>, line: &mut [f64], work: &mut LineWork) {
 
 /// z-direction factorisation for one `(a, b)` pair.
 #[derive(Clone)]
-struct ZFactors {
+pub(crate) struct ZFactors {
     key: (u64, u64),
     /// `b · lower[k]` of the z rows.
     lower: Vec<f64>,
@@ -518,7 +519,7 @@ struct CyclicFactors {
 }
 
 /// Per-thread buffers for the plane transforms.
-struct PlaneWork {
+pub(crate) struct PlaneWork {
     line: LineWork,
     /// Transposed plane, leading dimension [`padded`].
     plane: Vec<f64>,
@@ -733,7 +734,7 @@ impl SeparableSolver {
         let zero_column: Option<Vec<f64>> =
             singular.then(|| (0..m2).map(|k| field[k * plane_len]).collect());
 
-        self.z_sweep(factors, field);
+        self.z_sweep(factors, field, 0..m0);
 
         if let Some(column) = zero_column {
             let phi = self.solve_zero_mode(b, column);
@@ -800,7 +801,7 @@ impl SeparableSolver {
             });
     }
 
-    fn plane_work(&self) -> PlaneWork {
+    pub(crate) fn plane_work(&self) -> PlaneWork {
         PlaneWork {
             line: LineWork::new(&[self.tx.work_sizes(), self.ty.work_sizes()]),
             plane: vec![0.0; padded(self.m[0]).max(padded(self.m[1])) * self.m[0].max(self.m[1])],
@@ -810,7 +811,7 @@ impl SeparableSolver {
 
     /// x transform of each row (written transposed into the work plane), then y transform of each
     /// work-plane line written back to `plane`, which ends up in the spectral layout `j + m1·i`.
-    fn forward_plane(&self, plane: &mut [f64], work: &mut PlaneWork) {
+    pub(crate) fn forward_plane(&self, plane: &mut [f64], work: &mut PlaneWork) {
         let [m0, m1, _] = self.m;
         let ld = padded(m1);
         let PlaneWork {
@@ -827,7 +828,7 @@ impl SeparableSolver {
     }
 
     /// Inverse of [`Self::forward_plane`] (up to the normalisation applied in the z sweep).
-    fn inverse_plane(&self, plane: &mut [f64], work: &mut PlaneWork) {
+    pub(crate) fn inverse_plane(&self, plane: &mut [f64], work: &mut PlaneWork) {
         let [m0, m1, _] = self.m;
         let ld = padded(m0);
         let PlaneWork {
@@ -843,8 +844,13 @@ impl SeparableSolver {
         self.tx.inverse_lines(m0, tmp, ld, plane, m0, m1, line);
     }
 
+    /// The factorisation made current by the last [`Self::ensure_factors`].
+    pub(crate) fn current_factors(&self) -> &ZFactors {
+        &self.cache[0]
+    }
+
     /// Makes `self.cache[0]` the factorisation for `(a, b)`, building it if needed.
-    fn ensure_factors(&mut self, a: f64, b: f64, singular: bool) {
+    pub(crate) fn ensure_factors(&mut self, a: f64, b: f64, singular: bool) {
         let key = (a.to_bits(), b.to_bits());
         if let Some(pos) = self.cache.iter().position(|f| f.key == key) {
             self.cache[..=pos].rotate_right(1);
@@ -966,21 +972,29 @@ impl SeparableSolver {
         }
     }
 
-    /// Tridiagonal solves along z for every (x slot, y slot), on the transposed spectral layout
-    /// `j + m1·(i + m0·k)`; also applies the transform normalisation.
-    fn z_sweep(&self, factors: &ZFactors, field: &mut [f64]) {
-        let [m0, m1, m2] = self.m;
+    /// Tridiagonal solves along z for every (x slot, y slot) of the x slots `slots`, on the
+    /// transposed spectral layout `j + m1·(i - slots.start + slots.len()·k)` (all x slots and the
+    /// serial layout for `0..m0`; one block of x slots with every z plane in a slab decomposition);
+    /// also applies the transform normalisation.
+    pub(crate) fn z_sweep(&self, factors: &ZFactors, field: &mut [f64], slots: Range<usize>) {
+        let [_, m1, m2] = self.m;
+        let width = slots.len();
+        assert_eq!(
+            field.len(),
+            width * m1 * m2,
+            "z_sweep: field and slots disagree"
+        );
         let modes = self.lambda_x.len() * m1;
         let norm = self.norm;
         // Rows of m1 values, grouped by x slot i, in k order.
-        let mut groups: Vec<Vec<&mut [f64]>> = (0..m0).map(|_| Vec::with_capacity(m2)).collect();
+        let mut groups: Vec<Vec<&mut [f64]>> = (0..width).map(|_| Vec::with_capacity(m2)).collect();
         for (r, row) in field.chunks_exact_mut(m1).enumerate() {
-            groups[r % m0].push(row);
+            groups[r % width].push(row);
         }
         groups.par_iter_mut().enumerate().for_each_init(
             || vec![0.0; m1],
             |t, (i, rows)| {
-                let offset = self.x_mode[i] * m1;
+                let offset = self.x_mode[slots.start + i] * m1;
                 let g_row = |k: usize| &factors.inv_pivot[k * modes + offset..][..m1];
                 // Forward elimination.
                 for (v, &g) in rows[0].iter_mut().zip(g_row(0)) {
@@ -1024,7 +1038,7 @@ impl SeparableSolver {
     /// Solves the singular λ_xy = 0 column (`a = 0`, z `Periodic` or `NeumannNeumann`): the
     /// right-hand side is made mean-free, φ_0 is pinned to zero while rows 1..m-1 are solved (row 0
     /// then holds by compatibility), and the mean of φ is removed.
-    fn solve_zero_mode(&self, b: f64, column: Vec<f64>) -> Vec<f64> {
+    pub(crate) fn solve_zero_mode(&self, b: f64, column: Vec<f64>) -> Vec<f64> {
         let m2 = column.len();
         let mut rhs: Vec<f64> = column.into_iter().map(|v| v * self.norm).collect();
         let mean = rhs.iter().sum::<f64>() / m2 as f64;
