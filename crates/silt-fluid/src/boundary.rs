@@ -28,6 +28,10 @@ pub enum Boundary {
     /// (du/dt + U_out du/dn = 0, U_out the mean outward velocity on the face) and corrected by the
     /// projection; zero normal gradient of the tangential velocity; pressure (correction) zero on the face.
     Outflow,
+    /// The face between two ranks of a distributed run: its ghost values are the neighbouring rank's
+    /// (halo exchange, [`crate::decomposition::Decomposition`]). Set by the decomposition on a rank's
+    /// own boundaries, never given in a scene.
+    Neighbour,
 }
 
 /// Shape of an inflow over its face.
@@ -147,11 +151,20 @@ impl Boundaries {
         self.faces[axis][0] == Boundary::Periodic
     }
 
+    /// Whether the face is a boundary of the domain (not periodic, not a neighbouring rank's).
+    fn is_bounded(&self, axis: usize, side: usize) -> bool {
+        !matches!(
+            self.faces[axis][side],
+            Boundary::Periodic | Boundary::Neighbour
+        )
+    }
+
     /// The faces of velocity component `c` that the solver updates: all along a periodic axis, the interior
-    /// faces along a bounded axis normal to them, all cells along the other axes.
+    /// faces along a bounded axis normal to them, all cells along the other axes. A rank of a
+    /// distributed run updates the high faces of its cells (1..=n), but not a bounded high face.
     pub fn velocity_unknowns(&self, grid: &Grid, c: usize) -> Unknowns {
         let mut shape = grid.cells;
-        if !self.is_periodic(c) {
+        if self.is_bounded(c, 1) {
             shape[c] -= 1;
         }
         Unknowns {
@@ -243,6 +256,9 @@ impl Boundaries {
             }
             for (side, ghost, inner) in [(0, 0, 1), (1, n + 1, n)] {
                 let face = self.faces[axis][side];
+                if face == Boundary::Neighbour {
+                    continue;
+                }
                 let prescribed = |index: [usize; 3]| -> f64 {
                     match face {
                         Boundary::NoSlip { velocity } => velocity[c],
@@ -313,6 +329,9 @@ impl Boundaries {
                 continue;
             }
             for (side, ghost, inner) in [(0, 0, 1), (1, n + 1, n)] {
+                if self.faces[axis][side] == Boundary::Neighbour {
+                    continue;
+                }
                 if self.faces[axis][side] == Boundary::Outflow {
                     map_plane(p, axis, inner, ghost, |_, x| -x);
                 } else {

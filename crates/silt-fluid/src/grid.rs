@@ -20,10 +20,19 @@ pub struct Grid {
     pub spacing: f64,
     /// Low corner of the domain.
     pub origin: [f64; 3],
+    /// Cells of the domain before this grid's first, per axis: a rank's slab of a distributed run
+    /// ([`crate::decomposition::Decomposition`]) is the domain's grid with fewer cells and an
+    /// offset, so that its points are computed as the whole grid's (the same numbers); 0 otherwise.
+    pub offset: [usize; 3],
 }
 
 impl Grid {
-    /// Domain lengths n_c h.
+    /// Low corner of this grid: the domain's origin moved by the offset.
+    pub fn low_corner(&self) -> [f64; 3] {
+        std::array::from_fn(|a| self.origin[a] + self.offset[a] as f64 * self.spacing)
+    }
+
+    /// Lengths n_c h of this grid (the domain's, but for a rank's slab).
     pub fn lengths(&self) -> [f64; 3] {
         self.cells.map(|n| n as f64 * self.spacing)
     }
@@ -51,7 +60,8 @@ impl Grid {
                 Location::Face(c) if c == axis => 0.0,
                 _ => -0.5,
             };
-            x[axis] = self.origin[axis] + (index[axis] as f64 + offset) * self.spacing;
+            let global = (index[axis] + self.offset[axis]) as f64;
+            x[axis] = self.origin[axis] + (global + offset) * self.spacing;
         }
         x
     }

@@ -4,6 +4,7 @@
 //! pressure solver.
 
 pub mod boundary;
+pub mod decomposition;
 pub(crate) mod dense_transform;
 pub mod diagnostics;
 pub mod grid;

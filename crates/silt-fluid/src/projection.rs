@@ -7,19 +7,20 @@ use rayon::prelude::*;
 
 /// `out` = scale * D u at the cells (compact array over `cells`, the pressure's unknowns).
 pub fn divergence(u: &[Field; 3], cells: &Unknowns, spacing: f64, scale: f64, out: &mut [f64]) {
-    divergence_and_mean(u, cells, spacing, scale, out, None);
+    divergence_and_plane_sums(u, cells, spacing, scale, out, None);
 }
 
-/// [`divergence`], and, with `mean_of = Some(c)` for a periodic axis c, the mean of u_c over its
-/// unknowns (read in the same pass; the same number as `diagnostics::mean_over`).
-pub fn divergence_and_mean(
+/// [`divergence`], and, with `sum_of = Some(c)` for a periodic axis c, the sums of u_c over each
+/// z plane of its unknowns (read in the same pass; added in order and divided by their count, the
+/// same number as `diagnostics::mean_over`).
+pub fn divergence_and_plane_sums(
     u: &[Field; 3],
     cells: &Unknowns,
     spacing: f64,
     scale: f64,
     out: &mut [f64],
-    mean_of: Option<usize>,
-) -> Option<f64> {
+    sum_of: Option<usize>,
+) -> Option<Vec<f64>> {
     let field = &u[0];
     let strides = [field.stride(0), field.stride(1), field.stride(2)];
     let factor = scale / spacing;
@@ -44,14 +45,14 @@ pub fn divergence_and_mean(
                     out[i] = factor * sum;
                 }
                 // Along a periodic axis the faces "here" of the cells are the unknowns of u_c.
-                if let Some(c) = mean_of {
+                if let Some(c) = sum_of {
                     plane_sum += crate::diagnostics::row_sum(m0, |i| here[c][i]);
                 }
             }
             plane_sum
         })
         .collect();
-    mean_of.map(|_| plane_sums.iter().sum::<f64>() / cells.len() as f64)
+    sum_of.map(|_| plane_sums)
 }
 
 /// Largest |D u| over the cells.
@@ -162,6 +163,7 @@ mod tests {
             cells: [13, 6, 5],
             spacing: 0.1,
             origin: [0.0; 3],
+            offset: [0; 3],
         };
         let mut random = Lcg(7);
         let u = [0, 1, 2].map(|_| {
@@ -177,11 +179,14 @@ mod tests {
         divergence(&u, &cells, grid.spacing, 2.0, &mut plain);
         for axis in 0..3 {
             let mut out = vec![0.0; cells.len()];
-            let mean = divergence_and_mean(&u, &cells, grid.spacing, 2.0, &mut out, Some(axis));
-            assert_eq!(mean, Some(crate::diagnostics::mean_over(&u[axis], &cells)));
+            let sums =
+                divergence_and_plane_sums(&u, &cells, grid.spacing, 2.0, &mut out, Some(axis))
+                    .unwrap();
+            let mean = sums.iter().sum::<f64>() / cells.len() as f64;
+            assert_eq!(mean, crate::diagnostics::mean_over(&u[axis], &cells));
             assert_eq!(out, plain);
         }
-        let mean = divergence_and_mean(&u, &cells, grid.spacing, 2.0, &mut plain, None);
-        assert_eq!(mean, None);
+        let sums = divergence_and_plane_sums(&u, &cells, grid.spacing, 2.0, &mut plain, None);
+        assert_eq!(sums, None);
     }
 }

@@ -52,23 +52,57 @@ impl SlabSolver {
         spacing: [f64; 3],
         comm: Comm,
     ) -> Result<Self, String> {
+        let m2 = kinds[2].unknowns(cells[2]);
+        let mine = silt_parallel::block(m2, comm.size(), comm.rank()).len();
+        Self::with_planes(cells, kinds, spacing, comm, mine)
+    }
+
+    /// As [`SlabSolver::new`], with this rank holding the next `local_planes` z planes after those of
+    /// the lower ranks (a decomposition decided elsewhere, e.g. the fluid's cells). Every rank must
+    /// hold at least one plane, and the planes must add up to the grid's.
+    pub fn with_planes(
+        cells: [usize; 3],
+        kinds: [AxisKind; 3],
+        spacing: [f64; 3],
+        comm: Comm,
+        local_planes: usize,
+    ) -> Result<Self, String> {
         let solver = SeparableSolver::new(cells, kinds, spacing)?;
         let [m0, m1, m2] = solver.shape();
         let ranks = comm.size();
-        for (axis, m) in [("z planes", m2), ("x lines", m0)] {
-            if ranks > m {
-                return Err(format!(
-                    "a slab decomposition of {m0} x {m1} x {m2} unknowns on {ranks} ranks needs at \
-                     least one of the {m} {axis} per rank: use at most {} ranks",
-                    m0.min(m2)
-                ));
-            }
+        if ranks > m0 {
+            return Err(format!(
+                "a slab decomposition of {m0} x {m1} x {m2} unknowns on {ranks} ranks needs at least \
+                 one of the {m0} x lines per rank: use at most {} ranks",
+                m0.min(m2)
+            ));
         }
-        let planes = blocks(m2, ranks);
+        let (counts, _) = comm.all_gather_v(&[local_planes as f64]);
+        let counts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
+        if counts.contains(&0) || counts.iter().sum::<usize>() != m2 {
+            return Err(format!(
+                "a slab decomposition of {m0} x {m1} x {m2} unknowns on {ranks} ranks needs at least \
+                 one of the {m2} z planes per rank (planes per rank: {counts:?}): use at most {} ranks",
+                m0.min(m2)
+            ));
+        }
+        let mut planes = Vec::with_capacity(ranks);
+        let mut start = 0;
+        for count in counts {
+            planes.push(start..start + count);
+            start += count;
+        }
         let slots = blocks(m0, ranks);
         let me = comm.rank();
-        let lines = vec![0.0; slots[me].len() * m1 * m2];
-        let buffer = vec![0.0; m0 * m1 * planes[me].len()];
+        // One rank needs no transposes (`solve` is the serial solve).
+        let (lines, buffer) = if ranks == 1 {
+            (Vec::new(), Vec::new())
+        } else {
+            (
+                vec![0.0; slots[me].len() * m1 * m2],
+                vec![0.0; m0 * m1 * planes[me].len()],
+            )
+        };
         Ok(SlabSolver {
             solver,
             comm,
@@ -82,6 +116,18 @@ impl SlabSolver {
     /// The z planes this rank holds (its field is `m0·m1·planes.len()` values, x fastest).
     pub fn local_planes(&self) -> Range<usize> {
         self.planes[self.comm.rank()].clone()
+    }
+
+    /// Boundary kinds per axis, as planned.
+    pub fn kinds(&self) -> [AxisKind; 3] {
+        self.solver.kinds()
+    }
+
+    /// Bytes held between solves: the plan and factorisations of the whole grid (see
+    /// [`SeparableSolver::allocated_bytes`]) and the transpose buffers.
+    pub fn allocated_bytes(&self) -> usize {
+        self.solver.allocated_bytes()
+            + (self.lines.capacity() + self.buffer.capacity()) * std::mem::size_of::<f64>()
     }
 
     /// The unknowns per axis of the whole grid.
@@ -110,6 +156,10 @@ impl SlabSolver {
             a != 0.0 || b != 0.0,
             "SlabSolver::solve: a and b are both zero"
         );
+        if self.comm.size() == 1 {
+            self.solver.solve(a, b, field);
+            return;
+        }
         let singular = self.solver.is_singular(a);
         self.solver.ensure_factors(a, b, singular);
         let solver = &self.solver;
@@ -283,6 +333,15 @@ mod tests {
             SlabSolver::new([8, 8, 4], kinds, [1.0; 3], comm).unwrap_err()
         });
         assert!(errors[0].contains("use at most 4 ranks"), "{}", errors[0]);
+        // A given split must cover the planes.
+        let errors = LocalGroup::run(2, |comm| {
+            SlabSolver::with_planes([8, 8, 4], kinds, [1.0; 3], comm, 1).unwrap_err()
+        });
+        assert!(
+            errors[1].contains("planes per rank: [1, 1]"),
+            "{}",
+            errors[1]
+        );
         assert!(SlabSolver::new([8, 8, 4], kinds, [1.0; 3], SingleRank::comm()).is_ok());
     }
 }

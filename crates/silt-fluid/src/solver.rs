@@ -3,16 +3,19 @@
 //! solve of the increment, a projection and the pressure update (seed sec. 2).
 
 use crate::boundary::Boundaries;
+use crate::decomposition::Decomposition;
 use crate::grid::{Field, Grid, Unknowns};
 use crate::jacobi::JacobiSolver;
 use crate::momentum::{add_increment, explicit_increments, MomentumTerms, Stage};
-use crate::poisson::SeparableSolver;
 use crate::projection::{
-    divergence_and_mean, drive_and_subtract_gradient, scatter, subtract_gradient, update_pressure,
-    FlowRateAddition,
+    divergence_and_plane_sums, drive_and_subtract_gradient, scatter, subtract_gradient,
+    update_pressure, FlowRateAddition,
 };
 pub use crate::signal::Signal;
+use crate::slab_solver::SlabSolver;
+use rayon::prelude::*;
 use silt_core::rk3::{ALPHA, GAMMA, ZETA};
+use silt_parallel::Comm;
 
 /// Treatment of the viscous term.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -241,17 +244,22 @@ pub struct StageTimes {
 }
 
 /// The incompressible Navier–Stokes solver.
+///
+/// In a distributed run each rank's solver holds a slab of the grid ([`Decomposition`]): its
+/// fields, unknowns and [`FluidSolver::grid`] are the slab's, `config` is the whole domain's.
 pub struct FluidSolver {
     pub config: FluidConfig,
     pub state: FluidState,
+    decomposition: Decomposition,
     velocity_unknowns: [Unknowns; 3],
     cells: Unknowns,
-    /// Helmholtz solvers of the three velocity increments (Crank–Nicolson only): direct and iterative.
-    helmholtz: Option<[SeparableSolver; 3]>,
+    /// Helmholtz solvers of the three velocity increments (Crank–Nicolson only): direct and
+    /// iterative (the Jacobi sweeps on one rank only).
+    helmholtz: Option<[SlabSolver; 3]>,
     jacobi: Option<[JacobiSolver; 3]>,
     /// How the Helmholtz systems are solved.
     pub helmholtz_method: HelmholtzMethod,
-    poisson: SeparableSolver,
+    poisson: SlabSolver,
     /// H_{k-1} of each component at its unknowns.
     previous_rhs: [Vec<f64>; 3],
     /// The stage increment of each component at its unknowns.
@@ -272,28 +280,65 @@ pub struct FluidSolver {
 impl FluidSolver {
     /// Sets up the solver for `config`, with the fluid at rest.
     pub fn new(config: FluidConfig) -> Result<Self, String> {
-        let grid = config.grid;
         validate(&config)?;
+        let decomposition = Decomposition::serial(config.grid, config.boundaries);
+        Self::with_decomposition(config, decomposition)
+    }
+
+    /// Sets up this rank's part of a solver for `config` distributed on the ranks of `comm` (every
+    /// rank calls it), with the fluid at rest.
+    pub fn distributed(config: FluidConfig, comm: Comm) -> Result<Self, String> {
+        validate(&config)?;
+        let decomposition = Decomposition::slabs(config.grid, config.boundaries, comm)?;
+        Self::with_decomposition(config, decomposition)
+    }
+
+    fn with_decomposition(
+        config: FluidConfig,
+        decomposition: Decomposition,
+    ) -> Result<Self, String> {
+        let grid = config.grid;
         let b = &config.boundaries;
         let spacing = [grid.spacing; 3];
-        let velocity_unknowns = [0, 1, 2].map(|c| b.velocity_unknowns(&grid, c));
-        let cells = b.pressure_unknowns(&grid);
+        let local = *decomposition.local_grid();
+        let own = decomposition.boundaries();
+        let velocity_unknowns = [0, 1, 2].map(|c| own.velocity_unknowns(&local, c));
+        let cells = own.pressure_unknowns(&local);
+        let comm = decomposition.comm();
         let helmholtz = match config.viscous {
             Viscous::Explicit => None,
             Viscous::CrankNicolson => {
-                let solvers = [0, 1, 2]
-                    .map(|c| SeparableSolver::new(grid.cells, b.velocity_kinds(c), spacing));
+                let solvers = [0, 1, 2].map(|c| {
+                    SlabSolver::with_planes(
+                        grid.cells,
+                        b.velocity_kinds(c),
+                        spacing,
+                        comm.clone(),
+                        velocity_unknowns[c].shape[2],
+                    )
+                });
                 let [a, b_, c] = solvers;
                 Some([a?, b_?, c?])
             }
         };
-        let jacobi = helmholtz.as_ref().map(|solvers| {
-            [0, 1, 2].map(|c| JacobiSolver::new(solvers[c].shape(), solvers[c].kinds(), spacing))
-        });
-        let poisson = SeparableSolver::new(grid.cells, b.pressure_kinds(), spacing)?;
+        // The sweeps need whole z lines: on one rank only (a distributed run solves directly).
+        let jacobi = helmholtz
+            .as_ref()
+            .filter(|_| !decomposition.is_distributed())
+            .map(|solvers| {
+                [0, 1, 2]
+                    .map(|c| JacobiSolver::new(solvers[c].shape(), b.velocity_kinds(c), spacing))
+            });
+        let poisson = SlabSolver::with_planes(
+            grid.cells,
+            b.pressure_kinds(),
+            spacing,
+            comm.clone(),
+            cells.shape[2],
+        )?;
         let state = FluidState {
-            velocity: [0, 1, 2].map(|_| Field::zeros(&grid)),
-            pressure: Field::zeros(&grid),
+            velocity: [0, 1, 2].map(|_| Field::zeros(&local)),
+            pressure: Field::zeros(&local),
             time: 0.0,
             steps: 0,
             last_dt: 0.0,
@@ -303,7 +348,7 @@ impl FluidSolver {
             previous_rhs: velocity_unknowns.map(|u| vec![0.0; u.len()]),
             delta: velocity_unknowns.map(|u| vec![0.0; u.len()]),
             phi_compact: vec![0.0; cells.len()],
-            phi: Field::zeros(&grid),
+            phi: Field::zeros(&local),
             flow_rate_response: [0, 1, 2].map(|_| (0.0, 0.0, Vec::new())),
             flow_rate_weights: None,
             velocity_unknowns,
@@ -313,6 +358,7 @@ impl FluidSolver {
             helmholtz_method: HelmholtzMethod::Auto,
             poisson,
             config,
+            decomposition,
             state,
             times: StageTimes::default(),
         };
@@ -320,8 +366,22 @@ impl FluidSolver {
         Ok(solver)
     }
 
+    /// This rank's grid (the whole domain's on one rank).
     pub fn grid(&self) -> &Grid {
-        &self.config.grid
+        self.decomposition.local_grid()
+    }
+
+    /// How the grid is split among the ranks (one rank: not at all).
+    pub fn decomposition(&self) -> &Decomposition {
+        &self.decomposition
+    }
+
+    /// Unknowns of velocity component `c` in the whole domain.
+    fn global_unknowns(&self, c: usize) -> usize {
+        self.config
+            .boundaries
+            .velocity_unknowns(&self.config.grid, c)
+            .len()
     }
 
     /// The unknowns of velocity component `c`.
@@ -336,9 +396,9 @@ impl FluidSolver {
     /// Sets velocity component c at each of its unknowns to `velocity(c, position)` (boundary values
     /// follow from the boundary conditions).
     pub fn set_velocity(&mut self, velocity: impl Fn(usize, [f64; 3]) -> f64 + Sync) {
-        let grid = self.config.grid;
+        let grid = *self.grid();
         for c in 0..3 {
-            let outflows = self.config.boundaries.outflow_planes(&grid, c);
+            let outflows = self.decomposition.boundaries().outflow_planes(&grid, c);
             let field = &mut self.state.velocity[c];
             for points in std::iter::once(self.velocity_unknowns[c]).chain(outflows) {
                 for_each_unknown(field, &points, |index, value| {
@@ -351,19 +411,17 @@ impl FluidSolver {
 
     /// Sets the pressure at the cells to `pressure(position)`.
     pub fn set_pressure(&mut self, pressure: impl Fn([f64; 3]) -> f64 + Sync) {
-        let grid = self.config.grid;
+        let grid = *self.grid();
         let cells = self.cells;
         for_each_unknown(&mut self.state.pressure, &cells, |index, value| {
             *value = pressure(grid.point(crate::grid::Location::Centre, index));
         });
-        self.config
-            .boundaries
-            .fill_scalar_ghosts(&mut self.state.pressure);
+        self.fill_pressure_ghosts();
     }
 
     /// Replaces the state (restart from a checkpoint).
     pub fn restore(&mut self, state: FluidState) -> Result<(), String> {
-        let dims = self.config.grid.field_dims();
+        let dims = self.grid().field_dims();
         if state.pressure.dims != dims || state.velocity.iter().any(|f| f.dims != dims) {
             return Err(format!(
                 "the checkpoint's fields have {:?} points per axis, the grid needs {dims:?}",
@@ -375,11 +433,29 @@ impl FluidSolver {
     }
 
     fn fill_ghosts(&mut self) {
-        let b = &self.config.boundaries;
+        self.fill_velocity_ghosts();
+        self.fill_pressure_ghosts();
+    }
+
+    /// The ghost and boundary values of the velocity: the boundary conditions, then the
+    /// neighbouring ranks' planes.
+    fn fill_velocity_ghosts(&mut self) {
+        let (grid, own) = (
+            self.decomposition.local_grid(),
+            self.decomposition.boundaries(),
+        );
         for c in 0..3 {
-            b.fill_velocity_ghosts(&self.config.grid, c, &mut self.state.velocity[c]);
+            own.fill_velocity_ghosts(grid, c, &mut self.state.velocity[c]);
         }
-        b.fill_scalar_ghosts(&mut self.state.pressure);
+        let [u, v, w] = &mut self.state.velocity;
+        self.decomposition.exchange_halos(&mut [u, v, w]);
+    }
+
+    fn fill_pressure_ghosts(&mut self) {
+        let own = self.decomposition.boundaries();
+        own.fill_scalar_ghosts(&mut self.state.pressure);
+        self.decomposition
+            .exchange_halos(&mut [&mut self.state.pressure]);
     }
 
     /// Bytes of the solver's arrays: fields, stage arrays and the linear solvers' tables.
@@ -405,7 +481,7 @@ impl FluidSolver {
                 .helmholtz
                 .iter()
                 .flatten()
-                .map(SeparableSolver::allocated_bytes)
+                .map(SlabSolver::allocated_bytes)
                 .sum::<usize>()
             + self
                 .jacobi
@@ -420,7 +496,10 @@ impl FluidSolver {
     /// `Some(sweeps)` (Jacobi, the most sweeps of the three components) or `None` (the direct solver for
     /// at least one component). `None` overall with explicit viscous terms.
     pub fn helmholtz_plan(&self, dt: f64) -> Option<[Option<usize>; 3]> {
-        let jacobi = self.jacobi.as_ref()?;
+        self.helmholtz.as_ref()?;
+        let Some(jacobi) = self.jacobi.as_ref() else {
+            return Some([None; 3]);
+        };
         Some(std::array::from_fn(|k| {
             let b = -ALPHA[k] * dt * self.config.viscosity;
             jacobi.iter().try_fold(0, |most, solver| {
@@ -435,7 +514,9 @@ impl FluidSolver {
         match self.config.time_step {
             TimeStep::Fixed(dt) => dt,
             TimeStep::Cfl { cfl, max } => {
-                let speed = crate::diagnostics::max_speed_sum(&self.state.velocity);
+                let speed = self
+                    .decomposition
+                    .max(crate::diagnostics::max_speed_sum(&self.state.velocity));
                 let h = self.config.grid.spacing;
                 let mut dt = max;
                 if speed > 0.0 {
@@ -511,7 +592,7 @@ impl FluidSolver {
             alpha: ALPHA[k],
             dt,
         };
-        let grid = self.config.grid;
+        let grid = *self.grid();
         let h = grid.spacing;
         let nu = self.config.viscosity;
         let terms = MomentumTerms {
@@ -533,7 +614,7 @@ impl FluidSolver {
         );
         // Outflow faces are carried out of the domain over the stage (held in the Helmholtz solve).
         for c in 0..3 {
-            self.config.boundaries.advect_outflow(
+            self.decomposition.boundaries().advect_outflow(
                 &grid,
                 c,
                 &mut self.state.velocity[c],
@@ -547,19 +628,21 @@ impl FluidSolver {
     /// boundary values held, and the velocity u* = u + delta (explicit viscous terms: the increment as
     /// it is).
     pub fn solve_helmholtz(&mut self, k: usize, dt: f64) {
-        let grid = self.config.grid;
         let nu = self.config.viscosity;
         let alpha = ALPHA[k];
         let clock = std::time::Instant::now();
         // A component solved by Jacobi sweeps is added to the velocity by the last sweep.
         let mut added = [false; 3];
-        if let (Some(direct), Some(jacobi)) = (&mut self.helmholtz, &mut self.jacobi) {
+        if let Some(direct) = &mut self.helmholtz {
             let b = -alpha * dt * nu;
             for c in 0..3 {
-                let sweeps = sweeps_for(self.helmholtz_method, &jacobi[c], b);
+                let sweeps = self
+                    .jacobi
+                    .as_ref()
+                    .and_then(|jacobi| sweeps_for(self.helmholtz_method, &jacobi[c], b));
                 let delta = &mut self.delta[c];
-                match sweeps {
-                    Some(sweeps) => {
+                match (sweeps, &mut self.jacobi) {
+                    (Some(sweeps), Some(jacobi)) => {
                         let velocity = &mut self.state.velocity[c];
                         let layout = [velocity.stride(1), velocity.stride(2)];
                         let start = self.velocity_unknowns[c].start;
@@ -575,7 +658,7 @@ impl FluidSolver {
                         added[c] = true;
                         self.times.jacobi_solves += 1;
                     }
-                    None => {
+                    _ => {
                         direct[c].solve(1.0, b, delta);
                         self.times.direct_solves += 1;
                     }
@@ -590,10 +673,8 @@ impl FluidSolver {
                     &self.delta[c],
                 );
             }
-            self.config
-                .boundaries
-                .fill_velocity_ghosts(&grid, c, &mut self.state.velocity[c]);
         }
+        self.fill_velocity_ghosts();
         self.times.helmholtz += clock.elapsed().as_secs_f64();
     }
 
@@ -601,7 +682,7 @@ impl FluidSolver {
     /// (with the flow-rate driving) and the pressure update. Returns the mean pressure gradient that held
     /// the flow rate over the stage (0 without flow-rate driving).
     pub fn project(&mut self, k: usize, dt: f64) -> f64 {
-        let grid = self.config.grid;
+        let grid = *self.grid();
         let h = grid.spacing;
         let nu = self.config.viscosity;
         let alpha = ALPHA[k];
@@ -617,7 +698,7 @@ impl FluidSolver {
             _ => None,
         };
         let driving_axis = flow_rate.map(|(axis, _)| axis);
-        let streamwise_mean = divergence_and_mean(
+        let streamwise_sums = divergence_and_plane_sums(
             &self.state.velocity,
             &self.cells,
             h,
@@ -625,9 +706,15 @@ impl FluidSolver {
             &mut self.phi_compact,
             driving_axis,
         );
+        let streamwise_mean = streamwise_sums.map(|sums| {
+            self.decomposition.sum_of_planes(&sums) / self.config.grid.cell_count() as f64
+        });
         self.poisson.solve(0.0, 1.0, &mut self.phi_compact);
         scatter(&self.phi_compact, &self.cells, &mut self.phi);
-        self.config.boundaries.fill_scalar_ghosts(&mut self.phi);
+        self.decomposition
+            .boundaries()
+            .fill_scalar_ghosts(&mut self.phi);
+        self.decomposition.exchange_halos(&mut [&mut self.phi]);
         self.times.poisson += clock.elapsed().as_secs_f64();
 
         // 5. Projection (with the flow-rate driving) and pressure update.
@@ -661,7 +748,7 @@ impl FluidSolver {
             _ => 0.0,
         };
         for c in 0..3 {
-            let outflows = self.config.boundaries.outflow_planes(&grid, c);
+            let outflows = self.decomposition.boundaries().outflow_planes(&grid, c);
             let unknowns = (Some(c) != driving_axis).then_some(self.velocity_unknowns[c]);
             for points in unknowns.into_iter().chain(outflows) {
                 subtract_gradient(
@@ -678,14 +765,7 @@ impl FluidSolver {
             Viscous::CrankNicolson => alpha * dt * nu,
         };
         update_pressure(&mut self.state.pressure, &self.cells, &self.phi, h, beta);
-        for c in 0..3 {
-            self.config
-                .boundaries
-                .fill_velocity_ghosts(&grid, c, &mut self.state.velocity[c]);
-        }
-        self.config
-            .boundaries
-            .fill_scalar_ghosts(&mut self.state.pressure);
+        self.fill_ghosts();
         self.times.correction += clock.elapsed().as_secs_f64();
         -driving_force
     }
@@ -711,9 +791,18 @@ impl FluidSolver {
     /// weighted mean by g times the weighted mean of the response: held to round-off as well.
     fn flow_rate_force(&mut self, k: usize, dt: f64, axis: usize, shortfall: f64) -> f64 {
         let stage_length = 2.0 * ALPHA[k] * dt;
+        let count = self.global_unknowns(axis) as f64;
+        let plane = self.velocity_unknowns[axis].plane_len();
+        // Means over the domain by planes in parallel, the planes' sums added in z order (any
+        // thread or rank count).
+        let plane_sums = |values: &[f64]| -> Vec<f64> {
+            values.par_chunks(plane).map(|p| p.iter().sum()).collect()
+        };
         let Some(solvers) = &mut self.helmholtz else {
             let gain = match &self.flow_rate_weights {
-                Some(weights) => stage_length * crate::diagnostics::mean_of(weights),
+                Some(weights) => {
+                    stage_length * self.decomposition.sum_of_planes(&plane_sums(weights)) / count
+                }
                 None => stage_length,
             };
             return shortfall / gain;
@@ -722,19 +811,17 @@ impl FluidSolver {
         if cached.0 != dt {
             let mut response = vec![stage_length; self.velocity_unknowns[axis].len()];
             solvers[axis].solve(1.0, -ALPHA[k] * dt * self.config.viscosity, &mut response);
-            *cached = (dt, crate::diagnostics::mean_of(&response), response);
+            let mean = self.decomposition.sum_of_planes(&plane_sums(&response)) / count;
+            *cached = (dt, mean, response);
         }
         let gain = match &self.flow_rate_weights {
             Some(weights) => {
-                // By planes in parallel, the planes' sums added in order (any thread count).
-                use rayon::prelude::*;
-                let [n0, n1, _] = self.velocity_unknowns[axis].shape;
                 let planes: Vec<f64> = weights
-                    .par_chunks(n0 * n1)
-                    .zip(cached.2.par_chunks(n0 * n1))
+                    .par_chunks(plane)
+                    .zip(cached.2.par_chunks(plane))
                     .map(|(w, r)| w.iter().zip(r).map(|(w, r)| w * r).sum::<f64>())
                     .collect();
-                planes.iter().sum::<f64>() / weights.len() as f64
+                self.decomposition.sum_of_planes(&planes) / count
             }
             None => cached.1,
         };
@@ -786,8 +873,8 @@ impl FluidSolver {
         let field = &self.state.velocity[axis];
         let stride = self.phi.stride(axis);
         let [n0, n1, n2] = unknowns.shape;
-        // Plane by plane in parallel, the planes' sums added in order: the same sum for any thread count.
-        use rayon::prelude::*;
+        // Plane by plane in parallel, the planes' sums added in z order: the same sum for any thread
+        // or rank count.
         let planes: Vec<f64> = (0..n2)
             .into_par_iter()
             .map(|d| {
@@ -812,12 +899,14 @@ impl FluidSolver {
                 sum
             })
             .collect();
-        planes.iter().sum::<f64>() / unknowns.len() as f64
+        self.decomposition.sum_of_planes(&planes) / self.global_unknowns(axis) as f64
     }
 
     /// Stops a run whose velocities are no longer finite or whose CFL number left the stable range.
     fn check(&self, dt: f64) -> Result<(), FluidError> {
-        let speed = crate::diagnostics::max_speed_sum(&self.state.velocity);
+        let speed = self
+            .decomposition
+            .max(crate::diagnostics::max_speed_sum(&self.state.velocity));
         let cfl = speed * dt / self.config.grid.spacing;
         let message = if !speed.is_finite() {
             Some("the velocity is no longer finite".to_string())

@@ -12,6 +12,7 @@ fn config(cells: [usize; 3], boundaries: Boundaries, viscous: Viscous, dt: f64) 
             cells,
             spacing: 0.1,
             origin: [0.0; 3],
+            offset: [0; 3],
         },
         boundaries,
         viscosity: 0.01,

@@ -586,6 +586,7 @@ mod tests {
             cells,
             spacing: h,
             origin: [0.0, 0.0, 0.0],
+            offset: [0; 3],
         };
         let layout = GridLayout::new(grid, &Boundaries::periodic());
         let (centre, radius) = (Vec3::new(0.3, 5.1, 10.7), 2.0);
@@ -621,6 +622,7 @@ mod tests {
             cells: [24, 20, 22],
             spacing: h,
             origin: [0.0, 0.0, 0.0],
+            offset: [0; 3],
         };
         for (boundaries, centre, radius) in [
             (Boundaries::periodic(), Vec3::new(0.3, 5.1, 10.7), 2.0),

@@ -601,6 +601,7 @@ mod tests {
             cells: [32, 24, 24],
             spacing: 1.0,
             origin: [0.0; 3],
+            offset: [0; 3],
         };
         let spheres = centres
             .iter()
@@ -698,6 +699,7 @@ mod tests {
             cells: [16, 16, 32],
             spacing: 1.0,
             origin: [0.0; 3],
+            offset: [0; 3],
         };
         let velocity: [Field; 3] = std::array::from_fn(|_| Field::zeros(&grid));
         let sphere = RigidSphere {
@@ -753,6 +755,7 @@ mod tests {
                 cells,
                 spacing: 1.0,
                 origin: [0.0, 0.0, 0.0],
+                offset: [0; 3],
             };
             let mut rng = ChaCha8Rng::seed_from_u64(3);
             let mut random = || rng.gen::<f64>();

@@ -219,6 +219,7 @@ mod tests {
                 cells: [20, 16, 24],
                 spacing: 0.5,
                 origin: [0.0, 0.0, 0.0],
+                offset: [0; 3],
             },
             boundaries,
         )
@@ -233,6 +234,7 @@ mod tests {
                 cells: [40, 32, 48],
                 spacing: 0.25,
                 origin: [0.0; 3],
+                offset: [0; 3],
             },
             &Boundaries::periodic(),
         );

@@ -593,6 +593,7 @@ mod tests {
                 cells,
                 spacing: 0.5,
                 origin: [-1.0, 0.0, 2.0],
+                offset: [0; 3],
             },
             boundaries,
         )

@@ -49,6 +49,11 @@ pub trait Communicator: Send + Sync + std::fmt::Debug {
         recv_counts: &[usize],
     );
 
+    /// Point-to-point exchange (halos): sends each `(rank, tag, values)` of `sends` and fills each
+    /// `(rank, tag, buffer)` of `receives` with the message of that rank and tag, whose length must be
+    /// the buffer's. Only the ranks named take part; a rank may send to and receive from itself.
+    fn exchange(&self, sends: &[(usize, u16, &[f64])], receives: &mut [(usize, u16, &mut [f64])]);
+
     /// Gathers every rank's `local` on every rank, concatenated in rank order (MPI_Allgatherv), with
     /// the length each rank contributed.
     fn all_gather_v(&self, local: &[f64]) -> (Vec<f64>, Vec<usize>);
@@ -112,6 +117,24 @@ impl Communicator for SingleRank {
             send_counts[0], recv_counts[0]
         );
         recv.copy_from_slice(send);
+    }
+
+    fn exchange(&self, sends: &[(usize, u16, &[f64])], receives: &mut [(usize, u16, &mut [f64])]) {
+        for (from, tag, buffer) in receives.iter_mut() {
+            assert_eq!(*from, 0, "exchange: rank 0 of 1 receives from rank {from}");
+            let message = sends
+                .iter()
+                .find(|(to, t, _)| *to == 0 && t == tag)
+                .unwrap_or_else(|| panic!("exchange: no message with tag {tag} to receive"));
+            assert_eq!(
+                message.2.len(),
+                buffer.len(),
+                "exchange: a message of {} values for a buffer of {}",
+                message.2.len(),
+                buffer.len()
+            );
+            buffer.copy_from_slice(message.2);
+        }
     }
 
     fn all_gather_v(&self, local: &[f64]) -> (Vec<f64>, Vec<usize>) {

@@ -80,6 +80,8 @@ struct State {
     failed: bool,
     /// `[from * size + to]`: the chunk of an all-to-all on its way.
     mailbox: Vec<Option<Vec<f64>>>,
+    /// Point-to-point messages on their way, by (from, to, tag).
+    messages: std::collections::HashMap<(usize, usize, u16), Vec<f64>>,
 }
 
 impl Shared {
@@ -91,6 +93,7 @@ impl Shared {
                 generation: 0,
                 failed: false,
                 mailbox: vec![None; size * size],
+                messages: std::collections::HashMap::new(),
             }),
             turn: Condvar::new(),
         }
@@ -185,6 +188,49 @@ impl Communicator for LocalComm {
         self.shared.barrier();
     }
 
+    fn exchange(&self, sends: &[(usize, u16, &[f64])], receives: &mut [(usize, u16, &mut [f64])]) {
+        // Through the whole group (a barrier each way): simple, and only for tests and comparisons.
+        {
+            let mut state = self.shared.lock();
+            for (to, tag, values) in sends {
+                let previous = state
+                    .messages
+                    .insert((self.rank, *to, *tag), values.to_vec());
+                assert!(
+                    previous.is_none(),
+                    "exchange: two messages from rank {} to rank {to} with tag {tag}",
+                    self.rank
+                );
+            }
+        }
+        self.shared.barrier();
+        {
+            let mut state = self.shared.lock();
+            for (from, tag, buffer) in receives.iter_mut() {
+                let message = state
+                    .messages
+                    .remove(&(*from, self.rank, *tag))
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "exchange: rank {} expects a message from rank {from} with tag {tag}, \
+                             none was sent",
+                            self.rank
+                        )
+                    });
+                assert_eq!(
+                    message.len(),
+                    buffer.len(),
+                    "exchange: rank {from} sent {} values with tag {tag} to rank {}, which expected {}",
+                    message.len(),
+                    self.rank,
+                    buffer.len()
+                );
+                buffer.copy_from_slice(&message);
+            }
+        }
+        self.shared.barrier();
+    }
+
     fn all_gather_v(&self, local: &[f64]) -> (Vec<f64>, Vec<usize>) {
         let size = self.shared.size;
         {
@@ -238,6 +284,28 @@ mod tests {
                     .flat_map(|from| std::iter::repeat_n((100 * from + me + 2) as f64, from + 1))
                     .collect();
                 assert_eq!(recv, &expected, "rank {me} of {size}");
+            }
+        }
+    }
+
+    #[test]
+    fn halos_go_to_the_neighbours_by_tag() {
+        // A periodic ring: each rank sends its rank to both neighbours (on 2 ranks, the same one).
+        for size in 1..=4 {
+            let got = LocalGroup::run(size, |comm| {
+                let me = comm.rank();
+                let (down, up) = ((me + size - 1) % size, (me + 1) % size);
+                let mine = [me as f64];
+                let (mut from_down, mut from_up) = ([0.0], [0.0]);
+                comm.exchange(
+                    &[(down, 0, &mine[..]), (up, 1, &mine[..])],
+                    &mut [(up, 0, &mut from_up[..]), (down, 1, &mut from_down[..])],
+                );
+                (from_down[0], from_up[0])
+            });
+            for (me, (down, up)) in got.into_iter().enumerate() {
+                assert_eq!(down, ((me + size - 1) % size) as f64);
+                assert_eq!(up, ((me + 1) % size) as f64);
             }
         }
     }

@@ -79,6 +79,30 @@ impl Communicator for MpiWorld {
         self.world().all_to_all_varcount_into(&send, &mut recv);
     }
 
+    fn exchange(&self, sends: &[(usize, u16, &[f64])], receives: &mut [(usize, u16, &mut [f64])]) {
+        let world = self.world();
+        mpi::request::scope(|scope| {
+            let mut requests = Vec::with_capacity(sends.len() + receives.len());
+            for (from, tag, buffer) in receives.iter_mut() {
+                requests.push(
+                    world
+                        .process_at_rank(*from as i32)
+                        .immediate_receive_into_with_tag(scope, &mut **buffer, i32::from(*tag)),
+                );
+            }
+            for (to, tag, values) in sends {
+                requests.push(world.process_at_rank(*to as i32).immediate_send_with_tag(
+                    scope,
+                    *values,
+                    i32::from(*tag),
+                ));
+            }
+            for request in requests {
+                request.wait();
+            }
+        });
+    }
+
     fn all_gather_v(&self, local: &[f64]) -> (Vec<f64>, Vec<usize>) {
         let world = self.world();
         let mine = Count::try_from(local.len()).expect("all_gather_v: too many values");

@@ -159,6 +159,7 @@ pub fn channel(n: usize, viscous: Viscous) -> Result<FluidSolver, String> {
             cells: [n; 3],
             spacing: h,
             origin: [0.0; 3],
+            offset: [0; 3],
         },
         boundaries: Boundaries::channel(2),
         viscosity: 1.0 / 5600.0,

@@ -120,6 +120,7 @@ pub fn crank_nicolson_fluid(
             cells,
             spacing: h,
             origin: [0.0; 3],
+            offset: [0; 3],
         },
         boundaries,
         viscosity,

@@ -35,6 +35,7 @@ pub fn solver(
         cells: [cells, cells, if three_d { cells } else { 2 }],
         spacing: h,
         origin: [0.0; 3],
+        offset: [0; 3],
     };
     let config = FluidConfig {
         grid,

@@ -32,6 +32,7 @@ fn forced_flow_is_independent_of_the_thread_count() {
                     cells: [12, 10, 14],
                     spacing: 1.0,
                     origin: [0.0; 3],
+                    offset: [0; 3],
                 },
                 boundaries: Boundaries::channel(1),
                 viscosity: 0.1,

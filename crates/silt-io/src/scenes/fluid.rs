@@ -413,6 +413,7 @@ fn check_grid(keys: &Keys, f: &FluidSection) -> Result<Grid, SceneError> {
         cells: f.cells,
         spacing,
         origin: f.origin,
+        offset: [0; 3],
     })
 }
 
@@ -984,6 +985,7 @@ fn face_description(b: Boundary) -> String {
             }
         ),
         Boundary::Outflow => "outflow".into(),
+        Boundary::Neighbour => "another rank's".into(),
     }
 }
 
