@@ -117,11 +117,13 @@ pub enum Geometry {
         points: Vec<Vec3>,
         lines: Vec<Range<usize>>,
     },
-    /// A uniform grid of cubic cells (the fluid): cell data only.
+    /// A uniform grid of cubic cells (the fluid): cell data only. In a distributed run each rank's
+    /// image is a piece of the domain's: its `cells` start `offset` cells from the domain's `origin`.
     Image {
         origin: Vec3,
         spacing: f64,
         cells: [usize; 3],
+        offset: [usize; 3],
     },
 }
 

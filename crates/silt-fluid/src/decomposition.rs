@@ -178,6 +178,66 @@ impl Decomposition {
         self.comm.exchange(&sends, &mut receives);
     }
 
+    /// The planes `window(rank)` (a range of z planes in the unwrapped numbering: `k` stands for
+    /// `k mod m` along a periodic z, else `0 <= k < m`) of a compact array of `m` planes of
+    /// `plane_len` values split among the ranks by `partition` (this rank holds `local`), gathered
+    /// for every rank in one exchange: this rank's window, plane by plane in order. Every rank
+    /// calls it with the same `partition` and `window`.
+    pub fn gather_planes(
+        &self,
+        partition: &[Range<usize>],
+        plane_len: usize,
+        local: &[f64],
+        window: &dyn Fn(usize) -> (isize, isize),
+    ) -> Vec<f64> {
+        let m = partition.last().map_or(0, |p| p.end) as isize;
+        let me = self.comm.rank();
+        let ranks = self.comm.size();
+        let owner = |k: isize| -> usize {
+            let plane = k.rem_euclid(m) as usize;
+            partition
+                .iter()
+                .position(|p| p.contains(&plane))
+                .expect("the partition covers every plane")
+        };
+        let mine = &partition[me];
+        let (mut send, mut send_counts) = (Vec::new(), vec![0; ranks]);
+        for (rank, count) in send_counts.iter_mut().enumerate() {
+            let (first, end) = window(rank);
+            for k in first..end {
+                if owner(k) == me {
+                    let at = k.rem_euclid(m) as usize - mine.start;
+                    send.extend_from_slice(&local[at * plane_len..(at + 1) * plane_len]);
+                    *count += plane_len;
+                }
+            }
+        }
+        let (first, end) = window(me);
+        let mut recv_counts = vec![0; ranks];
+        for k in first..end {
+            recv_counts[owner(k)] += plane_len;
+        }
+        let mut received = vec![0.0; recv_counts.iter().sum()];
+        self.comm
+            .all_to_all_v(&send, &send_counts, &mut received, &recv_counts);
+        // Rank r's planes arrive in window order: place them.
+        let mut next: Vec<usize> = recv_counts
+            .iter()
+            .scan(0, |offset, &c| {
+                let start = *offset;
+                *offset += c;
+                Some(start)
+            })
+            .collect();
+        let mut out = Vec::with_capacity(received.len());
+        for k in first..end {
+            let r = owner(k);
+            out.extend_from_slice(&received[next[r]..next[r] + plane_len]);
+            next[r] += plane_len;
+        }
+        out
+    }
+
     /// The sum over the domain of per-plane sums: this rank's `plane_sums` (its planes in z order)
     /// gathered with the others' and added in z order, as the serial solver adds them.
     pub fn sum_of_planes(&self, plane_sums: &[f64]) -> f64 {

@@ -8,9 +8,20 @@ use rayon::prelude::*;
 
 /// Sum of `value(x)` over the unknowns of a field with dims `dims`, plane by plane in a fixed order.
 fn sum_over(dims: [usize; 3], unknowns: &Unknowns, value: impl Fn(usize) -> f64 + Sync) -> f64 {
+    plane_sums_over(dims, unknowns, value).iter().sum()
+}
+
+/// The sums of `value(x)` over each z plane of the unknowns of a field with dims `dims`, in z order
+/// (added in order they are [`sum_over`]; gathered from the ranks of a distributed run in order,
+/// the same number).
+pub(crate) fn plane_sums_over(
+    dims: [usize; 3],
+    unknowns: &Unknowns,
+    value: impl Fn(usize) -> f64 + Sync,
+) -> Vec<f64> {
     let [m0, m1, m2] = unknowns.shape;
     let start = unknowns.start;
-    let plane_sums: Vec<f64> = (start[2]..start[2] + m2)
+    (start[2]..start[2] + m2)
         .into_par_iter()
         .map(|k| {
             let mut sum = 0.0;
@@ -20,8 +31,7 @@ fn sum_over(dims: [usize; 3], unknowns: &Unknowns, value: impl Fn(usize) -> f64 
             }
             sum
         })
-        .collect();
-    plane_sums.iter().sum()
+        .collect()
 }
 
 /// Sum of `value(i)` for i in 0..len in eight interleaved partial sums, combined in a fixed order (eight

@@ -195,7 +195,8 @@ impl JacobiSolver {
             start: [0; 3],
             add: false,
         };
-        self.solve_into(a, b, sweeps, field, out, compact);
+        let m2 = self.m[2];
+        self.solve_into(a, b, sweeps, field, None, 0..m2, out, compact);
         std::mem::swap(field, out);
     }
 
@@ -223,27 +224,98 @@ impl JacobiSolver {
             start,
             add: true,
         };
-        self.solve_into(a, b, sweeps, f, target, target_layout);
+        let m2 = self.m[2];
+        self.solve_into(a, b, sweeps, f, None, 0..m2, target, target_layout);
     }
 
+    /// [`JacobiSolver::solve_adding_to`] on a slab of a distributed run: the solution on the z
+    /// planes `planes` only (of the whole grid's `m2`), added to `target` (this rank's padded field,
+    /// its first unknown plane at `start[2]`), from `f_window`, the right-hand side's planes
+    /// `window_first .. window_first + n` in the unwrapped numbering of the z axis (index `k` stands
+    /// for `k mod m2` on a periodic axis): they must cover `planes` widened by `sweeps` on both sides
+    /// (clipped to the grid unless z is periodic). Every value is computed as on one rank.
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_slab_adding_to(
+        &mut self,
+        a: f64,
+        b: f64,
+        sweeps: usize,
+        f_window: &[f64],
+        window_first: isize,
+        planes: std::ops::Range<usize>,
+        target: &mut [f64],
+        [row_len, plane_len]: [usize; 2],
+        start: [usize; 3],
+    ) {
+        let target_layout = Target {
+            row_len,
+            plane_len,
+            start,
+            add: true,
+        };
+        let window = Window {
+            first: window_first,
+            planes: f_window.len() / (self.m[0] * self.m[1]),
+        };
+        let (lo, hi) = self.window_needed(&planes, sweeps);
+        assert!(
+            window.first <= lo && hi <= window.first + window.planes as isize,
+            "JacobiSolver: the window of planes {}..{} does not cover {lo}..{hi}",
+            window.first,
+            window.first + window.planes as isize
+        );
+        self.solve_into(
+            a,
+            b,
+            sweeps,
+            f_window,
+            Some(window),
+            planes,
+            target,
+            target_layout,
+        );
+    }
+
+    /// The planes of `f` (unwrapped numbering) that a solve of `planes` with `sweeps` sweeps reads.
+    pub fn window_needed(&self, planes: &std::ops::Range<usize>, sweeps: usize) -> (isize, isize) {
+        let span = Span {
+            first: planes.start as isize,
+            end: planes.end as isize,
+            m: self.m[2],
+            periodic: self.periodic[2],
+        };
+        span.range(sweeps)
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn solve_into(
         &mut self,
         a: f64,
         b: f64,
         sweeps: usize,
         f: &[f64],
+        window: Option<Window>,
+        planes: std::ops::Range<usize>,
         target: &mut [f64],
         layout: Target,
     ) {
         let len = self.len();
-        assert_eq!(f.len(), len, "JacobiSolver: wrong right-hand side length");
         let [m0, m1, m2] = self.m;
-        let last = layout.index([m0 - 1, m1 - 1, m2 - 1]);
+        match window {
+            None => assert_eq!(f.len(), len, "JacobiSolver: wrong right-hand side length"),
+            Some(w) => assert_eq!(f.len(), w.planes * m0 * m1, "JacobiSolver: ragged window"),
+        }
+        assert!(
+            planes.start < planes.end && planes.end <= m2,
+            "JacobiSolver: planes {planes:?}"
+        );
+        let last = layout.index([m0 - 1, m1 - 1, planes.len() - 1]);
         assert!(target.len() > last, "JacobiSolver: target too short");
         // One piece of the z range per thread; within it, strips of rows whose rings stay in the cache.
-        let pieces = rayon::current_num_threads().clamp(1, m2);
-        let piece_planes = m2.div_ceil(pieces);
-        let pieces = m2.div_ceil(piece_planes);
+        let count = planes.len();
+        let pieces = rayon::current_num_threads().clamp(1, count);
+        let piece_planes = count.div_ceil(pieces);
+        let pieces = count.div_ceil(piece_planes);
         let strip_rows = strip_rows(m0, m1, sweeps, self.ring_bytes);
         let y_periodic = self.periodic[1];
         let ring_rows = if strip_rows < m1 || y_periodic {
@@ -275,6 +347,7 @@ impl JacobiSolver {
             solver: self,
             b,
             f,
+            window,
             sweeps,
             inverse_diagonal,
             target: layout,
@@ -285,10 +358,10 @@ impl JacobiSolver {
             .zip(rings.par_iter_mut())
             .enumerate()
             .for_each(|(piece, (out, ring))| {
-                let first = piece * piece_planes;
+                let first = planes.start + piece * piece_planes;
                 let planes = Span {
                     first: first as isize,
-                    end: (first + piece_planes).min(m2) as isize,
+                    end: (first + piece_planes).min(planes.end) as isize,
                     m: m2,
                     periodic: self.periodic[2],
                 };
@@ -417,10 +490,19 @@ impl Span {
 }
 
 /// What one solve shares between the pieces of the z range.
+/// The planes of the right-hand side a slab's solve holds: `first .. first + planes`, unwrapped.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    first: isize,
+    planes: usize,
+}
+
 struct Operator<'a> {
     solver: &'a JacobiSolver,
     b: f64,
+    /// The right-hand side: every plane, or the planes of `window`.
     f: &'a [f64],
+    window: Option<Window>,
     sweeps: usize,
     target: Target,
     /// `1 / D` by position class (first, interior, last) along z, y and x.
@@ -449,7 +531,11 @@ impl Operator<'_> {
                     continue;
                 }
                 let kk = planes.wrap(k);
-                let f = &self.f[kk * m0 * m1..(kk + 1) * m0 * m1];
+                let at = match self.window {
+                    None => kk,
+                    Some(w) => (k - w.first) as usize,
+                };
+                let f = &self.f[at * m0 * m1..(at + 1) * m0 * m1];
                 let (earlier, this_and_later) = ring.split_at_mut(3 * s * ring_plane);
                 let ((below, c_below), (above, c_above)) = planes.neighbours(z, k);
                 let previous = s.checked_sub(1).map(|p| {

@@ -7,6 +7,7 @@ pub mod boundary;
 pub mod decomposition;
 pub(crate) mod dense_transform;
 pub mod diagnostics;
+mod figures;
 pub mod grid;
 pub mod initial;
 pub mod jacobi;

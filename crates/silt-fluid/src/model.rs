@@ -2,8 +2,6 @@
 //! shortened to land on the times the run loop asks for), the cell-centred fields as an image, global
 //! figures as diagnostics and plane-averaged profiles.
 
-use crate::diagnostics::{kinetic_energy, max_speed_sum, mean_over, profiles, wall_shear_stress};
-use crate::projection::max_divergence;
 use crate::solver::NoForcing;
 use crate::{Boundary, Driving, Field, FluidSolver, FluidState, Grid, TimeStep};
 use silt_core::model::{
@@ -160,41 +158,27 @@ impl Model for FluidModel {
         columns
     }
 
+    /// The figures of the whole domain (the same row on every rank of a distributed run).
     fn diagnostics(&mut self) -> Result<Vec<Vec<f64>>, StepFailure> {
         let s = &self.solver;
-        let grid = *s.grid();
         let state = &s.state;
-        let unknowns = [0, 1, 2].map(|c| *s.velocity_unknowns(c));
-        let h = grid.spacing;
         let dt = if state.steps > 0 {
             state.last_dt
         } else {
             s.next_dt()
         };
-        let axis = bulk_axis(s);
         let mut row = vec![
             state.time,
             state.steps as f64,
             dt,
-            kinetic_energy(&grid, &state.velocity, &unknowns),
-            max_divergence(&state.velocity, s.cells(), h, &mut self.work),
-            max_speed_sum(&state.velocity) * dt / h,
-            mean_over(&state.velocity[axis], &unknowns[axis]),
+            s.kinetic_energy(),
+            s.max_divergence(&mut self.work),
+            s.cfl(dt),
+            s.mean_velocity(bulk_axis(s)),
             driving_gradient(s),
         ];
         for (axis, side, c) in wall_shear_columns(s) {
-            row.push(
-                wall_shear_stress(
-                    &grid,
-                    &s.config.boundaries,
-                    &state.velocity,
-                    s.config.viscosity,
-                    axis,
-                    side,
-                    c,
-                )
-                .unwrap_or(f64::NAN),
-            );
+            row.push(s.wall_shear_stress(axis, side, c).unwrap_or(f64::NAN));
         }
         Ok(vec![row])
     }
@@ -209,7 +193,8 @@ impl Model for FluidModel {
         }
         if let Some(axis) = self.profile_axis {
             let time = s.state.time;
-            let rows = profiles(s.grid(), &s.state.velocity, &s.state.pressure, axis)
+            let rows = s
+                .profiles(axis)
                 .into_iter()
                 .map(|r| std::iter::once(time).chain(r).collect())
                 .collect();
@@ -251,6 +236,7 @@ pub fn fluid_image(grid: &Grid, state: &FluidState, vorticity: bool, extra: Vec<
             origin: Vec3::from(grid.origin),
             spacing: grid.spacing,
             cells: grid.cells,
+            offset: grid.offset,
         },
         point_data: Vec::new(),
         cell_data,

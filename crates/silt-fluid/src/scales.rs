@@ -12,7 +12,9 @@ use std::f64::consts::PI;
 pub fn speed_scale(solver: &FluidSolver) -> (f64, String) {
     let config = &solver.config;
     let mut best = (
-        crate::diagnostics::max_speed_sum(&solver.state.velocity),
+        solver
+            .decomposition()
+            .max(crate::diagnostics::max_speed_sum(&solver.state.velocity)),
         "the initial flow".to_string(),
     );
     let sum = |v: [f64; 3]| v.iter().map(|x| x.abs()).sum::<f64>();

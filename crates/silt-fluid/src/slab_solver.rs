@@ -113,6 +113,11 @@ impl SlabSolver {
         })
     }
 
+    /// The z planes of every rank, in rank order.
+    pub fn partition(&self) -> &[Range<usize>] {
+        &self.planes
+    }
+
     /// The z planes this rank holds (its field is `m0·m1·planes.len()` values, x fastest).
     pub fn local_planes(&self) -> Range<usize> {
         self.planes[self.comm.rank()].clone()

@@ -254,7 +254,7 @@ pub struct FluidSolver {
     velocity_unknowns: [Unknowns; 3],
     cells: Unknowns,
     /// Helmholtz solvers of the three velocity increments (Crank–Nicolson only): direct and
-    /// iterative (the Jacobi sweeps on one rank only).
+    /// iterative.
     helmholtz: Option<[SlabSolver; 3]>,
     jacobi: Option<[JacobiSolver; 3]>,
     /// How the Helmholtz systems are solved.
@@ -321,14 +321,9 @@ impl FluidSolver {
                 Some([a?, b_?, c?])
             }
         };
-        // The sweeps need whole z lines: on one rank only (a distributed run solves directly).
-        let jacobi = helmholtz
-            .as_ref()
-            .filter(|_| !decomposition.is_distributed())
-            .map(|solvers| {
-                [0, 1, 2]
-                    .map(|c| JacobiSolver::new(solvers[c].shape(), b.velocity_kinds(c), spacing))
-            });
+        let jacobi = helmholtz.as_ref().map(|solvers| {
+            [0, 1, 2].map(|c| JacobiSolver::new(solvers[c].shape(), b.velocity_kinds(c), spacing))
+        });
         let poisson = SlabSolver::with_planes(
             grid.cells,
             b.pressure_kinds(),
@@ -646,15 +641,39 @@ impl FluidSolver {
                         let velocity = &mut self.state.velocity[c];
                         let layout = [velocity.stride(1), velocity.stride(2)];
                         let start = self.velocity_unknowns[c].start;
-                        jacobi[c].solve_adding_to(
-                            1.0,
-                            b,
-                            sweeps,
-                            delta,
-                            &mut velocity.data,
-                            layout,
-                            start,
-                        );
+                        if self.decomposition.is_distributed() {
+                            // The sweeps of this slab read the right-hand side `sweeps` planes
+                            // beyond it: those planes come from the neighbouring ranks.
+                            let partition = direct[c].partition();
+                            let window =
+                                |rank: usize| jacobi[c].window_needed(&partition[rank], sweeps);
+                            let plane = self.velocity_unknowns[c].plane_len();
+                            let f = self
+                                .decomposition
+                                .gather_planes(partition, plane, delta, &window);
+                            let rank = self.decomposition.comm().rank();
+                            jacobi[c].solve_slab_adding_to(
+                                1.0,
+                                b,
+                                sweeps,
+                                &f,
+                                window(rank).0,
+                                partition[rank].clone(),
+                                &mut velocity.data,
+                                layout,
+                                start,
+                            );
+                        } else {
+                            jacobi[c].solve_adding_to(
+                                1.0,
+                                b,
+                                sweeps,
+                                delta,
+                                &mut velocity.data,
+                                layout,
+                                start,
+                            );
+                        }
                         added[c] = true;
                         self.times.jacobi_solves += 1;
                     }

@@ -40,8 +40,13 @@ fn start(c: usize, x: [f64; 3]) -> f64 {
 }
 
 /// The solver's fields after `steps` steps, with `weights(position)` as flow-rate weights.
-fn fields(solver: &mut FluidSolver, steps: usize, weighted: bool) -> Vec<Field> {
-    solver.helmholtz_method = HelmholtzMethod::Direct;
+fn fields(
+    solver: &mut FluidSolver,
+    method: HelmholtzMethod,
+    steps: usize,
+    weighted: bool,
+) -> Vec<Field> {
+    solver.helmholtz_method = method;
     solver.set_velocity(start);
     solver.set_pressure(|x| x[0] * x[2]);
     if weighted {
@@ -72,10 +77,24 @@ fn fields(solver: &mut FluidSolver, steps: usize, weighted: bool) -> Vec<Field> 
     ]
 }
 
-/// Runs `config` serially and on 1-4 ranks and compares every rank's planes with the serial ones.
+/// Runs `config` serially and on 1-4 ranks and compares every rank's planes with the serial ones,
+/// with the Crank–Nicolson systems solved directly and by Jacobi sweeps where they suffice.
 fn same_on_every_rank_count(config: FluidConfig, steps: usize, weighted: bool) {
+    for method in [HelmholtzMethod::Direct, HelmholtzMethod::Auto] {
+        same_with(config.clone(), method, steps, weighted);
+    }
+}
+
+fn same_with(config: FluidConfig, method: HelmholtzMethod, steps: usize, weighted: bool) {
     let mut serial = FluidSolver::new(config.clone()).unwrap();
-    let expected = fields(&mut serial, steps, weighted);
+    let expected = fields(&mut serial, method, steps, weighted);
+    if method == HelmholtzMethod::Auto && config.viscous == Viscous::CrankNicolson {
+        assert!(
+            serial.times.jacobi_solves > 0,
+            "the Jacobi sweeps are not exercised: {:?}",
+            serial.times
+        );
+    }
     let serial_time = serial.state.time;
     for ranks in 1..=4 {
         let results = LocalGroup::run(ranks, |comm| {
@@ -83,7 +102,7 @@ fn same_on_every_rank_count(config: FluidConfig, steps: usize, weighted: bool) {
             let slab = solver.decomposition().slab();
             (
                 slab,
-                fields(&mut solver, steps, weighted),
+                fields(&mut solver, method, steps, weighted),
                 solver.state.time,
             )
         });
@@ -101,8 +120,8 @@ fn same_on_every_rank_count(config: FluidConfig, steps: usize, weighted: bool) {
                     .fold(0.0, f64::max);
                 assert!(
                     mine.data == global,
-                    "{:?}: field {f} on rank {rank} of {ranks} (planes {slab:?}) differs from the \
-                     serial one by up to {worst:e}",
+                    "{:?} ({method:?}): field {f} on rank {rank} of {ranks} (planes {slab:?}) \
+                     differs from the serial one by up to {worst:e}",
                     config.grid.cells
                 );
             }

@@ -11,6 +11,12 @@
 //!   checkpoint.bin                     the latest checkpoint: a header (kind, format, scene fingerprint,
 //!                                      frame, step, time), then the model's state (bincode)
 //!
+//! A distributed run (`mpirun -np N silt run`) writes the same folder: rank 0 writes the shared files
+//! (scene, series, diagnostics, tables) from the model's global figures, every rank its own piece of
+//! an image (`fluid/fluid_NNNNNN_rRRRR.vti`, gathered by rank 0's `fluid/fluid_NNNNNN.pvti`, which the
+//! `.pvd` lists) and its own checkpoint (`checkpoint.rankR-of-N.bin`: a run resumes on as many ranks
+//! as it was written by). A failure on any rank stops every rank at the same point.
+//!
 //! Schedule. With a fixed time step everything counts steps: a frame every round(interval / dt) steps
 //! and at the last step round(end_time / dt); a checkpoint every round(checkpoint_interval / dt) steps
 //! (ten frames by default) and at the end; with `diagnostics_every`, a diagnostics row also every that
@@ -23,7 +29,10 @@
 use crate::atomic::write_atomic;
 use crate::csv_series::{format_f64, CsvSeries};
 use crate::pvd::PvdSeries;
-use crate::vtk::{write_vti, write_vtp_points, write_vtp_polylines, ArrayData, DataArray};
+use crate::vtk::{
+    write_pvti, write_vti_piece, write_vtp_points, write_vtp_polylines, ArrayData, DataArray,
+    ImagePiece,
+};
 use bincode::Options as _;
 use serde::{Deserialize, Serialize};
 pub use silt_core::format_time;
@@ -31,6 +40,7 @@ use silt_core::model::{
     Array, Clock, Dataset, FrameContent, Geometry, Horizon, Model, StepFailure, Table, Values,
 };
 use silt_core::Vec3;
+use silt_parallel::{Comm, SingleRank};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -48,6 +58,8 @@ pub enum RunError {
     Checkpoint(String),
     /// The scene cannot be built (bad input: exit code 2).
     Scene(crate::scenes::SceneError),
+    /// Another rank of a distributed run failed (it reports why).
+    OtherRank(usize),
 }
 
 impl std::fmt::Display for RunError {
@@ -57,6 +69,9 @@ impl std::fmt::Display for RunError {
             RunError::Diverged(e) => write!(f, "{e}"),
             RunError::Checkpoint(m) => write!(f, "{m}"),
             RunError::Scene(e) => write!(f, "{e}"),
+            RunError::OtherRank(n) => {
+                write!(f, "{n} other rank(s) of the run failed (see their message)")
+            }
         }
     }
 }
@@ -193,10 +208,35 @@ pub struct Simulation<M: Model> {
     row_at: Option<u64>,
     checkpoint_at: Option<u64>,
     pvd: PvdSeries,
-    diagnostics: CsvSeries,
+    /// Rank 0's diagnostics file (None on the other ranks).
+    diagnostics: Option<CsvSeries>,
     series: BTreeMap<String, CsvSeries>,
     /// The time of the checkpoint this run resumed from: the series keep their rows up to it.
     resumed_from: Option<f64>,
+    /// The ranks of the run (one: the serial run); rank 0 writes the shared files.
+    comm: Comm,
+}
+
+/// The checkpoint file of rank `rank` of `size`.
+pub fn checkpoint_file(rank: usize, size: usize) -> String {
+    if size == 1 {
+        "checkpoint.bin".into()
+    } else {
+        format!("checkpoint.rank{rank}-of-{size}.bin")
+    }
+}
+
+/// The result of a step every rank takes: an error on any rank is an error on all (the failing rank
+/// keeps its own; the others say a rank failed), so that no rank waits for the others forever.
+fn on_every_rank<T>(comm: &Comm, result: Result<T, RunError>) -> Result<T, RunError> {
+    if comm.size() == 1 {
+        return result;
+    }
+    let failed = comm.sum_in_rank_order(if result.is_err() { 1.0 } else { 0.0 }) as usize;
+    match result {
+        Ok(_) if failed > 0 => Err(RunError::OtherRank(failed)),
+        other => other,
+    }
 }
 
 /// Files and folders a run writes: removed before a fresh run so that no stale frame is left.
@@ -220,13 +260,43 @@ impl<M: Model> Simulation<M> {
         fingerprint: u64,
         out_dir: &Path,
     ) -> Result<Self, RunError> {
-        clear_earlier_run(out_dir)?;
-        let path = out_dir.join("scene.toml");
-        write_atomic(&path, scene_text.as_bytes()).map_err(io_error(&path))?;
-        let columns = model.diagnostic_columns();
-        let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-        let path = out_dir.join("diagnostics.csv");
-        let diagnostics = CsvSeries::create(&path, &columns).map_err(io_error(&path))?;
+        Self::start_on(
+            model,
+            settings,
+            scene_text,
+            fingerprint,
+            out_dir,
+            SingleRank::comm(),
+        )
+    }
+
+    /// [`Simulation::start`] of this rank's part of a run on the ranks of `comm` (every rank calls
+    /// it with its part of the model): rank 0 prepares the folder and writes the shared files.
+    pub fn start_on(
+        model: M,
+        settings: RunSettings,
+        scene_text: &str,
+        fingerprint: u64,
+        out_dir: &Path,
+        comm: Comm,
+    ) -> Result<Self, RunError> {
+        let root = comm.rank() == 0;
+        let prepared = (|| {
+            if !root {
+                return Ok(None);
+            }
+            clear_earlier_run(out_dir)?;
+            let path = out_dir.join("scene.toml");
+            write_atomic(&path, scene_text.as_bytes()).map_err(io_error(&path))?;
+            let columns = model.diagnostic_columns();
+            let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+            let path = out_dir.join("diagnostics.csv");
+            Ok(Some(
+                CsvSeries::create(&path, &columns).map_err(io_error(&path))?,
+            ))
+        })();
+        // The other ranks write into the folder once rank 0 has cleared it.
+        let diagnostics = on_every_rank(&comm, prepared)?;
         let mut sim = Simulation {
             schedule: Schedule::new(model.clock(), &settings),
             model,
@@ -241,6 +311,7 @@ impl<M: Model> Simulation<M> {
             diagnostics,
             series: BTreeMap::new(),
             resumed_from: None,
+            comm,
         };
         sim.write_frame()?;
         // A run that fails at its first step still has a checkpoint to restart from.
@@ -252,30 +323,64 @@ impl<M: Model> Simulation<M> {
     /// again. The scene may differ from the one the checkpoint was written for in its end time and
     /// output settings only (a finished run is extended by a later end time).
     pub fn resume(
-        mut model: M,
+        model: M,
         settings: RunSettings,
         scene_text: &str,
         fingerprint: u64,
         out_dir: &Path,
     ) -> Result<Self, RunError> {
-        let path = out_dir.join("checkpoint.bin");
-        let (header, state) = read_checkpoint::<M>(&path, model.kind(), fingerprint)?;
-        model
-            .restore(state)
-            .map_err(|m| RunError::Checkpoint(format!("{}: {m}", path.display())))?;
+        Self::resume_on(
+            model,
+            settings,
+            scene_text,
+            fingerprint,
+            out_dir,
+            SingleRank::comm(),
+        )
+    }
+
+    /// [`Simulation::resume`] of this rank's part of a run on the ranks of `comm`, from this rank's
+    /// checkpoint ([`checkpoint_file`]): a run resumes on as many ranks as wrote its checkpoints.
+    pub fn resume_on(
+        mut model: M,
+        settings: RunSettings,
+        scene_text: &str,
+        fingerprint: u64,
+        out_dir: &Path,
+        comm: Comm,
+    ) -> Result<Self, RunError> {
+        let path = out_dir.join(checkpoint_file(comm.rank(), comm.size()));
+        let restored = (|| {
+            if !path.exists() {
+                return Err(missing_checkpoint(out_dir, &path, comm.size()));
+            }
+            let (header, state) = read_checkpoint::<M>(&path, model.kind(), fingerprint)?;
+            model
+                .restore(state)
+                .map_err(|m| RunError::Checkpoint(format!("{}: {m}", path.display())))?;
+            Ok(header)
+        })();
+        let header = on_every_rank(&comm, restored)?;
         let time = model.time();
-        let scene_path = out_dir.join("scene.toml");
-        write_atomic(&scene_path, scene_text.as_bytes()).map_err(io_error(&scene_path))?;
         let pvd_path = out_dir.join("series.pvd");
-        let mut pvd =
-            PvdSeries::from_existing(&pvd_path).unwrap_or_else(|_| PvdSeries::new(&pvd_path));
-        pvd.truncate_after(time);
-        pvd.write().map_err(io_error(&pvd_path))?;
-        let columns = model.diagnostic_columns();
-        let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
         let csv_path = out_dir.join("diagnostics.csv");
-        let diagnostics = CsvSeries::open_append_truncated(&csv_path, &columns, time)
-            .map_err(io_error(&csv_path))?;
+        let shared = (|| {
+            if comm.rank() != 0 {
+                return Ok((PvdSeries::new(&pvd_path), None));
+            }
+            let scene_path = out_dir.join("scene.toml");
+            write_atomic(&scene_path, scene_text.as_bytes()).map_err(io_error(&scene_path))?;
+            let mut pvd =
+                PvdSeries::from_existing(&pvd_path).unwrap_or_else(|_| PvdSeries::new(&pvd_path));
+            pvd.truncate_after(time);
+            pvd.write().map_err(io_error(&pvd_path))?;
+            let columns = model.diagnostic_columns();
+            let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+            let diagnostics = CsvSeries::open_append_truncated(&csv_path, &columns, time)
+                .map_err(io_error(&csv_path))?;
+            Ok((pvd, Some(diagnostics)))
+        })();
+        let (pvd, diagnostics) = on_every_rank(&comm, shared)?;
         let steps = model.steps();
         Ok(Simulation {
             schedule: Schedule::new(model.clock(), &settings),
@@ -291,6 +396,7 @@ impl<M: Model> Simulation<M> {
             diagnostics,
             series: BTreeMap::new(),
             resumed_from: Some(time),
+            comm,
         })
     }
 
@@ -456,6 +562,14 @@ impl<M: Model> Simulation<M> {
 
     /// Writes the checkpoint of the current state (atomically).
     pub fn write_checkpoint(&mut self) -> Result<(), RunError> {
+        let written = self.write_own_checkpoint();
+        on_every_rank(&self.comm, written)?;
+        self.checkpoint_at = Some(self.model.steps());
+        Ok(())
+    }
+
+    /// This rank's checkpoint file.
+    fn write_own_checkpoint(&mut self) -> Result<(), RunError> {
         let header = CheckpointHeader {
             magic: CHECKPOINT_MAGIC.into(),
             format: CHECKPOINT_FORMAT,
@@ -470,10 +584,10 @@ impl<M: Model> Simulation<M> {
             |e: bincode::Error| RunError::Checkpoint(format!("cannot encode the checkpoint: {e}"));
         let mut bytes = bincode::serialize(&header).map_err(encode)?;
         bincode::serialize_into(&mut bytes, &state).map_err(encode)?;
-        let path = self.out_dir.join("checkpoint.bin");
-        write_atomic(&path, &bytes).map_err(io_error(&path))?;
-        self.checkpoint_at = Some(self.model.steps());
-        Ok(())
+        let path = self
+            .out_dir
+            .join(checkpoint_file(self.comm.rank(), self.comm.size()));
+        write_atomic(&path, &bytes).map_err(io_error(&path))
     }
 
     /// Appends the diagnostics rows of the current state; a value that is not finite stops the run.
@@ -494,10 +608,16 @@ impl<M: Model> Simulation<M> {
                 ))));
             }
         }
-        let path = self.diagnostics.path().to_path_buf();
-        for row in &rows {
-            self.diagnostics.push(row).map_err(io_error(&path))?;
-        }
+        // The rows are the domain's, the same on every rank: rank 0 writes them.
+        let written = match &mut self.diagnostics {
+            Some(diagnostics) => {
+                let path = diagnostics.path().to_path_buf();
+                rows.iter()
+                    .try_for_each(|row| diagnostics.push(row).map_err(io_error(&path)))
+            }
+            None => Ok(()),
+        };
+        on_every_rank(&self.comm, written)?;
         self.row_at = Some(steps);
         Ok(())
     }
@@ -519,19 +639,92 @@ impl<M: Model> Simulation<M> {
             FrameContent::Light
         };
         let frame = self.model.frame(content).map_err(RunError::Diverged)?;
+        let written = self.write_frame_files(&frame);
+        on_every_rank(&self.comm, written)?;
+        self.frame += 1;
+        self.frame_at = Some(steps);
+        Ok(())
+    }
+
+    /// The files of one frame: this rank's pieces of the images; on rank 0 also the other data
+    /// sets, the series rows and the tables (the model's, the same on every rank).
+    fn write_frame_files(&mut self, frame: &silt_core::model::Frame) -> Result<(), RunError> {
         let time = self.model.time();
+        let (rank, ranks) = (self.comm.rank(), self.comm.size());
+        let root = rank == 0;
+        // The extents of every rank's pieces first (collectives, so that a rank that fails to
+        // write below does not leave the others waiting).
+        let extents: Vec<Vec<f64>> = frame
+            .datasets
+            .iter()
+            .map(|set| match &set.geometry {
+                Geometry::Image { cells, offset, .. } if ranks > 1 => {
+                    let mine = [offset.map(|o| o as f64), cells.map(|c| c as f64)].concat();
+                    self.comm.all_gather_v(&mine).0
+                }
+                _ => Vec::new(),
+            })
+            .collect();
         let mut files = Vec::new();
-        for set in &frame.datasets {
-            let extension = match set.geometry {
-                Geometry::Image { .. } => "vti",
-                _ => "vtp",
-            };
+        for (set, extents) in frame.datasets.iter().zip(&extents) {
             let folder = self.out_dir.join(set.name);
             std::fs::create_dir_all(&folder).map_err(io_error(&folder))?;
-            let name = format!("{0}/{0}_{1:06}.{extension}", set.name, self.frame);
-            let path = self.out_dir.join(&name);
-            write_dataset(&path, set).map_err(io_error(&path))?;
-            files.push(name);
+            let stem = format!("{0}/{0}_{1:06}", set.name, self.frame);
+            match &set.geometry {
+                Geometry::Image {
+                    origin, spacing, ..
+                } if ranks > 1 => {
+                    let name = format!("{stem}_r{rank:04}.vti");
+                    let path = self.out_dir.join(&name);
+                    write_dataset(&path, set).map_err(io_error(&path))?;
+                    if root {
+                        // One image of the pieces, for ParaView.
+                        let pieces: Vec<ImagePiece> = extents
+                            .chunks_exact(6)
+                            .enumerate()
+                            .map(|(r, e)| ImagePiece {
+                                source: format!("{0}_{1:06}_r{r:04}.vti", set.name, self.frame),
+                                offset: [e[0], e[1], e[2]].map(|v| v as usize),
+                                cells: [e[3], e[4], e[5]].map(|v| v as usize),
+                            })
+                            .collect();
+                        let whole: [usize; 3] = std::array::from_fn(|a| {
+                            pieces
+                                .iter()
+                                .map(|p| p.offset[a] + p.cells[a])
+                                .max()
+                                .unwrap_or(0)
+                        });
+                        let name = format!("{stem}.pvti");
+                        let path = self.out_dir.join(&name);
+                        let arrays = data_arrays(&set.cell_data);
+                        write_pvti(
+                            &path,
+                            *origin,
+                            Vec3::splat(*spacing),
+                            whole,
+                            &pieces,
+                            &arrays,
+                        )
+                        .map_err(io_error(&path))?;
+                        files.push(name);
+                    }
+                }
+                _ if root => {
+                    let extension = match set.geometry {
+                        Geometry::Image { .. } => "vti",
+                        _ => "vtp",
+                    };
+                    let name = format!("{stem}.{extension}");
+                    let path = self.out_dir.join(&name);
+                    write_dataset(&path, set).map_err(io_error(&path))?;
+                    files.push(name);
+                }
+                _ => {}
+            }
+        }
+        if !root {
+            return Ok(());
         }
         if !files.is_empty() {
             let names: Vec<&str> = files.iter().map(String::as_str).collect();
@@ -566,9 +759,50 @@ impl<M: Model> Simulation<M> {
             let path = folder.join(format!("{stem}_{:06}.csv", self.frame));
             write_atomic(&path, table_text(&table.table).as_bytes()).map_err(io_error(&path))?;
         }
-        self.frame += 1;
-        self.frame_at = Some(steps);
         Ok(())
+    }
+}
+
+/// Why a run on `ranks` ranks cannot resume from `out_dir`: the checkpoints there were written by
+/// another number of ranks (named), or there are none.
+fn missing_checkpoint(out_dir: &Path, path: &Path, ranks: usize) -> RunError {
+    let mut found: Vec<String> = std::fs::read_dir(out_dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("checkpoint") && n.ends_with(".bin"))
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    let written_by = |name: &str| -> Option<usize> {
+        if name == "checkpoint.bin" {
+            return Some(1);
+        }
+        name.strip_suffix(".bin")?
+            .split_once("-of-")?
+            .1
+            .parse()
+            .ok()
+    };
+    match found.iter().find_map(|n| written_by(n)) {
+        Some(other) if other != ranks => RunError::Checkpoint(format!(
+            "{}: the run in {} was written by {other} rank(s) ({}), this one has {ranks}: resume it \
+             on {other} ({})",
+            path.display(),
+            out_dir.display(),
+            found.join(", "),
+            if other == 1 {
+                "without mpirun".to_string()
+            } else {
+                format!("mpirun -np {other}")
+            }
+        )),
+        _ => RunError::Checkpoint(format!(
+            "{}: cannot read the checkpoint (no such file); run without --resume first",
+            path.display()
+        )),
     }
 }
 
@@ -634,7 +868,8 @@ fn clear_earlier_run(out_dir: &Path) -> Result<(), RunError> {
         let ours = matches!(
             name.as_str(),
             "scene.toml" | "series.pvd" | "diagnostics.csv" | "checkpoint.bin" | "bed.csv"
-        ) || (name.starts_with("track_") && name.ends_with(".csv"));
+        ) || (name.starts_with("track_") && name.ends_with(".csv"))
+            || (name.starts_with("checkpoint.rank") && name.ends_with(".bin"));
         if ours && path.is_file() {
             std::fs::remove_file(&path).map_err(io_error(&path))?;
         } else if DATASET_FOLDERS.contains(&name.as_str()) && path.is_dir() {
@@ -652,7 +887,7 @@ fn clear_earlier_run(out_dir: &Path) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Whether `file` is `<stem>_NNNNNN.<vtp|vti|csv>`.
+/// Whether `file` is `<stem>_NNNNNN.<vtp|vti|pvti|csv>` or a rank's piece `<stem>_NNNNNN_rRRRR.vti`.
 fn is_frame_file(file: &str, stem: &str) -> bool {
     let Some(rest) = file.strip_prefix(stem).and_then(|r| r.strip_prefix('_')) else {
         return false;
@@ -660,9 +895,17 @@ fn is_frame_file(file: &str, stem: &str) -> bool {
     let Some((number, extension)) = rest.split_once('.') else {
         return false;
     };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let (number, piece) = match number.split_once("_r") {
+        Some((number, rank)) => (number, Some(rank)),
+        None => (number, None),
+    };
     number.len() >= 6
-        && number.bytes().all(|b| b.is_ascii_digit())
-        && matches!(extension, "vtp" | "vti" | "csv")
+        && digits(number)
+        && match piece {
+            Some(rank) => digits(rank) && extension == "vti",
+            None => matches!(extension, "vtp" | "vti" | "pvti" | "csv"),
+        }
 }
 
 /// A table as CSV text, each value in its shortest round-trip form.
@@ -683,20 +926,7 @@ fn table_text(table: &Table) -> String {
 
 /// Writes one data set as VTK PolyData (points, lines) or ImageData (a grid).
 fn write_dataset(path: &Path, set: &Dataset) -> std::io::Result<()> {
-    fn view(arrays: &[Array]) -> Vec<DataArray<'_>> {
-        arrays
-            .iter()
-            .map(|a| DataArray {
-                name: a.name,
-                data: match &a.values {
-                    Values::F64(v) => ArrayData::F64(v),
-                    Values::I32(v) => ArrayData::I32(v),
-                    Values::Vec3(v) => ArrayData::Vec3(v),
-                },
-            })
-            .collect()
-    }
-    let (point_data, cell_data) = (view(&set.point_data), view(&set.cell_data));
+    let (point_data, cell_data) = (data_arrays(&set.point_data), data_arrays(&set.cell_data));
     match &set.geometry {
         Geometry::Points(points) => write_vtp_points(path, points, &point_data),
         Geometry::Lines { points, lines } => {
@@ -706,6 +936,29 @@ fn write_dataset(path: &Path, set: &Dataset) -> std::io::Result<()> {
             origin,
             spacing,
             cells,
-        } => write_vti(path, *origin, Vec3::splat(*spacing), *cells, &cell_data),
+            offset,
+        } => write_vti_piece(
+            path,
+            *origin,
+            Vec3::splat(*spacing),
+            *cells,
+            *offset,
+            &cell_data,
+        ),
     }
+}
+
+/// The writer's view of a data set's arrays.
+fn data_arrays(arrays: &[Array]) -> Vec<DataArray<'_>> {
+    arrays
+        .iter()
+        .map(|a| DataArray {
+            name: a.name,
+            data: match &a.values {
+                Values::F64(v) => ArrayData::F64(v),
+                Values::I32(v) => ArrayData::I32(v),
+                Values::Vec3(v) => ArrayData::Vec3(v),
+            },
+        })
+        .collect()
 }

@@ -155,6 +155,19 @@ pub fn write_vti(
     cells: [usize; 3],
     cell_data: &[DataArray],
 ) -> io::Result<()> {
+    write_vti_piece(path, origin, spacing, cells, [0; 3], cell_data)
+}
+
+/// [`write_vti`] of a piece of a larger image: its `cells` start `offset` cells from `origin` (the
+/// whole image's), so that its extent is the piece's part of the whole extent (a `.pvti` piece).
+pub fn write_vti_piece(
+    path: &Path,
+    origin: DVec3,
+    spacing: DVec3,
+    cells: [usize; 3],
+    offset: [usize; 3],
+    cell_data: &[DataArray],
+) -> io::Result<()> {
     if !origin.is_finite() || !spacing.is_finite() {
         return Err(invalid_input(format!(
             "origin {origin} and spacing {spacing} must be finite"
@@ -166,8 +179,7 @@ pub fn write_vti(
         .ok_or_else(|| invalid_input(format!("grid {cells:?} has too many cells")))?;
     check_lengths("cell", cell_data, count)?;
 
-    let [nx, ny, nz] = cells;
-    let extent = format!("0 {nx} 0 {ny} 0 {nz}");
+    let extent = extent_text(offset, cells);
     let mut xml = String::new();
     xml.push_str(HEADER);
     xml.push_str("<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n");
@@ -180,6 +192,72 @@ pub fn write_vti(
     xml.push_str("      <PointData>\n      </PointData>\n");
     push_section(&mut xml, "CellData", cell_data);
     xml.push_str("    </Piece>\n  </ImageData>\n</VTKFile>\n");
+    write_atomic(path, xml.as_bytes())
+}
+
+/// `"x0 x1 y0 y1 z0 z1"`: the point indices spanned by `cells` cells after `offset`.
+fn extent_text(offset: [usize; 3], cells: [usize; 3]) -> String {
+    let [a, b, c] = std::array::from_fn(|i| (offset[i], offset[i] + cells[i]));
+    format!("{} {} {} {} {} {}", a.0, a.1, b.0, b.1, c.0, c.1)
+}
+
+/// One piece of a parallel image: the file (relative to the `.pvti`), its first cell and its cells.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImagePiece {
+    pub source: String,
+    pub offset: [usize; 3],
+    pub cells: [usize; 3],
+}
+
+/// Writes a parallel ImageData file (`.pvti`) that ParaView opens as one image of `whole` cells made
+/// of `pieces` (`.vti` files written by [`write_vti_piece`]); `cell_data` gives the arrays' names,
+/// types and components (their values are in the pieces).
+pub fn write_pvti(
+    path: &Path,
+    origin: DVec3,
+    spacing: DVec3,
+    whole: [usize; 3],
+    pieces: &[ImagePiece],
+    cell_data: &[DataArray],
+) -> io::Result<()> {
+    let mut xml = String::new();
+    xml.push_str(HEADER);
+    xml.push_str(
+        "<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" \
+         header_type=\"UInt64\">\n",
+    );
+    let _ = writeln!(
+        xml,
+        "  <PImageData WholeExtent=\"{}\" GhostLevel=\"0\" Origin=\"{:e} {:e} {:e}\" \
+         Spacing=\"{:e} {:e} {:e}\">",
+        extent_text([0; 3], whole),
+        origin.x,
+        origin.y,
+        origin.z,
+        spacing.x,
+        spacing.y,
+        spacing.z
+    );
+    xml.push_str("    <PPointData>\n    </PPointData>\n    <PCellData>\n");
+    for array in cell_data {
+        let _ = writeln!(
+            xml,
+            "      <PDataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\"/>",
+            array.data.vtk_type(),
+            xml_escape(array.name),
+            array.data.components()
+        );
+    }
+    xml.push_str("    </PCellData>\n");
+    for piece in pieces {
+        let _ = writeln!(
+            xml,
+            "    <Piece Extent=\"{}\" Source=\"{}\"/>",
+            extent_text(piece.offset, piece.cells),
+            xml_escape(&piece.source)
+        );
+    }
+    xml.push_str("  </PImageData>\n</VTKFile>\n");
     write_atomic(path, xml.as_bytes())
 }
 

@@ -290,8 +290,13 @@ impl FluidScene {
     /// Makes the solver and sets the initial condition. With a fixed time step, refuses one that the
     /// initial flow or the boundaries would make unstable (CFL number above sqrt(3)).
     pub fn solver(&self) -> Result<FluidSolver, SceneError> {
+        self.solver_on(&silt_parallel::SingleRank::comm())
+    }
+
+    /// This rank's part of [`FluidScene::solver`] on the ranks of `comm` (slabs of z planes).
+    pub fn solver_on(&self, comm: &silt_parallel::Comm) -> Result<FluidSolver, SceneError> {
         let keys = self.keys();
-        let mut solver = FluidSolver::new(self.config.clone())
+        let mut solver = FluidSolver::distributed(self.config.clone(), comm.clone())
             .map_err(|message| keys.error(solver_error_key(&message), message))?;
         self.initial.apply(&mut solver);
         if let TimeStep::Fixed(dt) = self.config.time_step {
@@ -999,6 +1004,14 @@ impl SceneKind for FluidScene {
     fn build(&self) -> Result<FluidModel, SceneError> {
         Ok(FluidModel::new(
             self.solver()?,
+            self.vorticity,
+            self.profile_axis,
+        ))
+    }
+
+    fn build_on(&self, comm: &silt_parallel::Comm) -> Result<FluidModel, SceneError> {
+        Ok(FluidModel::new(
+            self.solver_on(comm)?,
             self.vorticity,
             self.profile_axis,
         ))

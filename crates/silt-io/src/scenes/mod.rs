@@ -22,8 +22,9 @@ use crate::run::{RunError, RunSettings, Simulation};
 use output::OutputSection;
 use serde::Deserialize;
 use silt_core::model::Model;
+use silt_parallel::{Comm, SingleRank};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The largest scene file read (a scene is a few kilobytes; explicit particle lists may be long).
 pub const MAX_SCENE_BYTES: u64 = 64 << 20;
@@ -92,6 +93,26 @@ pub trait SceneKind {
 
     /// Sets up the model at its initial state.
     fn build(&self) -> Result<Self::Model, SceneError>;
+
+    /// Sets up this rank's part of the model for a run on the ranks of `comm` (every rank calls it,
+    /// as `mpirun -np N silt run` does): [`SceneKind::build`] on one rank; the kinds that cannot be
+    /// split among ranks yet refuse more.
+    fn build_on(&self, comm: &Comm) -> Result<Self::Model, SceneError> {
+        if comm.size() > 1 {
+            let model = self.build()?;
+            return Err(SceneError {
+                file: PathBuf::new(),
+                key: String::new(),
+                message: format!(
+                    "a {} scene cannot run on {} ranks yet (distributed runs: fluid scenes); run it \
+                     on one rank, without mpirun",
+                    model.kind(),
+                    comm.size()
+                ),
+            });
+        }
+        self.build()
+    }
 
     /// The `silt check` report: derived quantities, limits, memory, warnings. It builds only what is
     /// quick to build (under a second for any scene accepted) and estimates the rest.
@@ -254,11 +275,23 @@ pub fn simulation<K: SceneKind>(
     out_dir: &Path,
     resume: bool,
 ) -> Result<Simulation<K::Model>, RunError> {
-    let model = kind.build().map_err(RunError::Scene)?;
+    simulation_on(kind, text, out_dir, resume, &SingleRank::comm())
+}
+
+/// [`simulation`] on the ranks of `comm` (every rank calls it): each rank builds its part of the
+/// model ([`SceneKind::build_on`]) and the run writes one output folder (see [`Simulation::start_on`]).
+pub fn simulation_on<K: SceneKind>(
+    kind: &K,
+    text: &str,
+    out_dir: &Path,
+    resume: bool,
+    comm: &Comm,
+) -> Result<Simulation<K::Model>, RunError> {
+    let model = kind.build_on(comm).map_err(RunError::Scene)?;
     let (settings, print) = (kind.settings(), fingerprint(text));
     if resume {
-        Simulation::resume(model, settings, text, print, out_dir)
+        Simulation::resume_on(model, settings, text, print, out_dir, comm.clone())
     } else {
-        Simulation::start(model, settings, text, print, out_dir)
+        Simulation::start_on(model, settings, text, print, out_dir, comm.clone())
     }
 }

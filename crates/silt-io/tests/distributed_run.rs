@@ -1,0 +1,181 @@
+//! A fluid scene run through the user's run path on several ranks (ranks as threads: the same code as
+//! `mpirun -np N silt run`) writes the serial run's diagnostics and profiles to the byte, a ParaView
+//! image of per-rank pieces, and per-rank checkpoints that resume on the same number of ranks (and
+//! say how many otherwise).
+
+use silt_io::scenes::{simulation, simulation_on, Scene};
+use silt_parallel::LocalGroup;
+use std::path::Path;
+
+/// A channel across z (the axis the ranks split) held at its flow rate, started uniform, with an
+/// adaptive step and profiles across the walls.
+const CHANNEL: &str = r#"
+[fluid]
+cells = [8, 6, 13]
+spacing = 0.1
+viscosity = 0.02
+end_time = 0.3
+cfl = 0.5
+initial = { type = "uniform", velocity = [1.0, 0.2, 0.0] }
+
+[fluid.boundaries]
+z_low = { type = "no-slip" }
+z_high = { type = "no-slip", velocity = [0.3, 0.0, 0.0] }
+
+[fluid.driving]
+type = "flow-rate"
+axis = "x"
+bulk_velocity = 1.0
+
+[fluid.output]
+interval = 0.1
+checkpoint_interval = 0.2
+profile_axis = "z"
+"#;
+
+/// A periodic Taylor–Green box (fully three-dimensional), profiles along x.
+const BOX: &str = r#"
+[fluid]
+cells = [8, 10, 11]
+spacing = 0.6
+viscosity = 0.01
+end_time = 0.3
+cfl = 0.5
+initial = { type = "taylor-green-3d", amplitude = 1.0 }
+
+[fluid.output]
+interval = 0.1
+profile_axis = "x"
+"#;
+
+fn scene(text: &str) -> (String, Scene) {
+    let scene = Scene::parse(text, Path::new("scene.toml")).unwrap();
+    (text.to_string(), scene)
+}
+
+fn run_on(ranks: usize, text: &str, scene: &Scene, out: &Path, resume: bool, until: Option<f64>) {
+    let Scene::Fluid(fluid) = scene else {
+        panic!("a fluid scene")
+    };
+    let results = LocalGroup::run(ranks, |comm| {
+        let mut sim = simulation_on(fluid, text, out, resume, &comm).map_err(|e| e.to_string())?;
+        sim.run(until, &mut |_| {}).map_err(|e| e.to_string())?;
+        Ok::<_, String>(())
+    });
+    for (rank, r) in results.into_iter().enumerate() {
+        r.unwrap_or_else(|e| panic!("rank {rank} of {ranks}: {e}"));
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn a_run_on_one_to_four_ranks_writes_the_serial_figures() {
+    for (text, cells) in [(CHANNEL, "0 8 0 6 0 13"), (BOX, "0 8 0 10 0 11")] {
+        let (text, scene) = scene(text);
+        let serial = tempfile::tempdir().unwrap();
+        let Scene::Fluid(fluid) = &scene else {
+            unreachable!()
+        };
+        let mut sim = simulation(fluid, &text, serial.path(), false).unwrap();
+        sim.run(None, &mut |_| {}).unwrap();
+        let diagnostics = read(&serial.path().join("diagnostics.csv"));
+        assert!(diagnostics.lines().count() >= 4, "{diagnostics}");
+        let profile = read(&serial.path().join("profiles/profile_000003.csv"));
+        for ranks in 2..=4 {
+            let dir = tempfile::tempdir().unwrap();
+            run_on(ranks, &text, &scene, dir.path(), false, None);
+            assert_eq!(
+                read(&dir.path().join("diagnostics.csv")),
+                diagnostics,
+                "diagnostics on {ranks} ranks ({cells})"
+            );
+            assert_eq!(
+                read(&dir.path().join("profiles/profile_000003.csv")),
+                profile,
+                "profile on {ranks} ranks ({cells})"
+            );
+            // One image of the ranks' pieces, listed by the series.
+            let pvti = read(&dir.path().join("fluid/fluid_000003.pvti"));
+            assert_eq!(pvti.matches("<Piece ").count(), ranks, "{pvti}");
+            assert!(pvti.contains(&format!("WholeExtent=\"{cells}\"")), "{pvti}");
+            for r in 0..ranks {
+                assert!(dir
+                    .path()
+                    .join(format!("fluid/fluid_000003_r{r:04}.vti"))
+                    .exists());
+            }
+            assert!(read(&dir.path().join("series.pvd")).contains("fluid/fluid_000003.pvti"));
+        }
+    }
+}
+
+#[test]
+fn a_distributed_run_resumes_on_as_many_ranks_as_wrote_it() {
+    let (text, scene) = scene(CHANNEL);
+    let whole = tempfile::tempdir().unwrap();
+    run_on(3, &text, &scene, whole.path(), false, None);
+    // Stopped at 0.2 (a checkpoint per rank), resumed to the end: the same rows.
+    let legs = tempfile::tempdir().unwrap();
+    run_on(3, &text, &scene, legs.path(), false, Some(0.2));
+    for r in 0..3 {
+        assert!(legs
+            .path()
+            .join(format!("checkpoint.rank{r}-of-3.bin"))
+            .exists());
+    }
+    assert!(!legs.path().join("checkpoint.bin").exists());
+    run_on(3, &text, &scene, legs.path(), true, None);
+    assert_eq!(
+        read(&legs.path().join("diagnostics.csv")),
+        read(&whole.path().join("diagnostics.csv"))
+    );
+
+    // On another number of ranks: refused, naming the number that wrote it.
+    let Scene::Fluid(fluid) = &scene else {
+        unreachable!()
+    };
+    let errors = LocalGroup::run(2, |comm| {
+        match simulation_on(fluid, &text, legs.path(), true, &comm) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    });
+    assert!(
+        errors[0].contains("written by 3 rank(s)") && errors[0].contains("mpirun -np 3"),
+        "{}",
+        errors[0]
+    );
+    let serial = match simulation(fluid, &text, legs.path(), true) {
+        Ok(_) => String::new(),
+        Err(e) => e.to_string(),
+    };
+    assert!(serial.contains("written by 3 rank(s)"), "{serial}");
+}
+
+#[test]
+fn scenes_that_cannot_be_split_yet_say_so() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/default-bed.toml"
+    ))
+    .unwrap();
+    let Scene::Particles(particles) = Scene::parse(&text, Path::new("default-bed.toml")).unwrap()
+    else {
+        panic!("a particle scene")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let errors = LocalGroup::run(2, |comm| {
+        match simulation_on(&particles, &text, dir.path(), false, &comm) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    });
+    assert!(
+        errors[0].contains("cannot run on 2 ranks yet"),
+        "{}",
+        errors[0]
+    );
+}
