@@ -4,9 +4,15 @@ use clap::{Parser, Subcommand};
 use silt_core::model::Model;
 use silt_io::run::format_time;
 use silt_io::scenes::{overrides, read_scene, Override, Scene, SceneKind};
+use silt_parallel::Comm;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether this process prints (rank 0 of a distributed run, or the only one): the other ranks of
+/// `mpirun -np N silt run` stay silent but for their own failures.
+static PRINTS: AtomicBool = AtomicBool::new(true);
 
 mod progress;
 mod validate;
@@ -103,18 +109,36 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(threads) = cli.threads {
-        if threads == 0 {
-            eprintln!("error: --threads must be at least 1");
-            return ExitCode::from(2);
-        }
+    // Under `mpirun` (a build with the `mpi` feature) every process is a rank of one run.
+    #[cfg(feature = "mpi")]
+    let Some((_universe, comm)) = silt_mpi::MpiWorld::initialize() else {
+        eprintln!("error: MPI was initialised already");
+        return ExitCode::from(2);
+    };
+    #[cfg(not(feature = "mpi"))]
+    let comm = silt_parallel::SingleRank::comm();
+    PRINTS.store(comm.rank() == 0, Ordering::Relaxed);
+    let threads = match cli.threads {
+        Some(0) => return bad_input("--threads must be at least 1"),
+        Some(n) => Some(n),
+        // Ranks on one machine share its cores.
+        None if comm.size() > 1 => Some(threads_per_rank(comm.size())),
+        None => None,
+    };
+    if let Some(threads) = threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build_global()
         {
-            eprintln!("error: cannot start {threads} threads: {e}");
-            return ExitCode::from(2);
+            return bad_input(format!("cannot start {threads} threads: {e}"));
         }
+    }
+    if comm.size() > 1 && !matches!(cli.command, Command::Run { .. }) {
+        return bad_input(format!(
+            "only `silt run` runs on several ranks; run this command without mpirun (it was \
+             started on {} ranks)",
+            comm.size()
+        ));
     }
     match cli.command {
         Command::Run {
@@ -129,9 +153,14 @@ fn main() -> ExitCode {
             scene.as_deref(),
             (&set, &unset),
             output,
-            resume,
-            until,
-            quiet,
+            RunOptions {
+                out_dir: PathBuf::new(),
+                resume,
+                until,
+                // Rank 0 shows the progress of a distributed run.
+                quiet: quiet || comm.rank() != 0,
+                comm,
+            },
         ),
         Command::Check { scene, set, unset } => check(scene.as_deref(), (&set, &unset)),
         Command::DefaultScene => {
@@ -167,10 +196,24 @@ fn scene_text(scene: Option<&Path>, (set, unset): Changes) -> Result<(String, Pa
     Ok((text, source))
 }
 
-/// Prints a bad-input error; exit code 2.
+/// Prints a bad-input error (rank 0 only: every rank finds the same); exit code 2.
 fn bad_input(error: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {error}");
+    if PRINTS.load(Ordering::Relaxed) {
+        eprintln!("error: {error}");
+    }
     ExitCode::from(2)
+}
+
+/// Worker threads of each of `ranks` ranks: the machine's cores shared among the ranks that run on
+/// it (Open MPI's and MPICH's local rank counts, else all ranks), at least one.
+fn threads_per_rank(ranks: usize) -> usize {
+    let local = ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok()?.parse::<usize>().ok())
+        .unwrap_or(ranks)
+        .max(1);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / local).max(1)
 }
 
 fn check(scene_path: Option<&Path>, changes: Changes) -> ExitCode {
@@ -206,17 +249,17 @@ struct RunOptions {
     resume: bool,
     until: Option<f64>,
     quiet: bool,
+    /// The ranks of the run (one without mpirun).
+    comm: Comm,
 }
 
 fn run(
     scene_path: Option<&Path>,
     changes: Changes,
     output: Option<PathBuf>,
-    resume: bool,
-    until: Option<f64>,
-    quiet: bool,
+    mut options: RunOptions,
 ) -> ExitCode {
-    if let Some(t) = until {
+    if let Some(t) = options.until {
         if !(t.is_finite() && t >= 0.0) {
             return bad_input(format!("--until must be a time >= 0, got {t}"));
         }
@@ -232,12 +275,7 @@ fn run(
         );
         PathBuf::from("silt-output").join(name)
     });
-    let options = RunOptions {
-        out_dir,
-        resume,
-        until,
-        quiet,
-    };
+    options.out_dir = out_dir;
     match Scene::parse(&text, &source) {
         Ok(Scene::Particles(s)) => run_scene(&s, &text, &options),
         Ok(Scene::Fluid(s)) => run_scene(&s, &text, &options),
@@ -250,18 +288,22 @@ fn run(
 
 /// Builds, starts (or resumes) and runs a scene of any kind, with a progress display and a summary.
 fn run_scene<K: SceneKind>(kind: &K, text: &str, o: &RunOptions) -> ExitCode {
-    let mut sim = match silt_io::scenes::simulation(kind, text, &o.out_dir, o.resume) {
+    let mut sim = match silt_io::scenes::simulation_on(kind, text, &o.out_dir, o.resume, &o.comm) {
         Ok(sim) => sim,
         Err(e) => {
-            eprintln!("error: {e}");
+            report_failure(&e, &o.comm);
             return ExitCode::from(e.exit_code());
         }
     };
     let describe = kind.describe(&sim.model);
     let size = sim.model.size();
+    let ranks = match o.comm.size() {
+        1 => String::new(),
+        n => format!(" on {n} ranks"),
+    };
     if !o.quiet {
         eprintln!(
-            "silt: {describe}, from t = {} to t = {}, output in {}",
+            "silt: {describe}{ranks}, from t = {} to t = {}, output in {}",
             format_time(sim.model.time()),
             format_time(sim.stop_time(o.until)),
             o.out_dir.display()
@@ -298,12 +340,33 @@ fn run_scene<K: SceneKind>(kind: &K, text: &str, o: &RunOptions) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e}");
-            eprintln!(
-                "the output written before the failure (the last good frame and checkpoint) is kept in {}",
-                o.out_dir.display()
-            );
+            report_failure(&e, &o.comm);
+            if o.comm.rank() == 0 {
+                eprintln!(
+                    "the output written before the failure (the last good frame and checkpoint) is kept in {}",
+                    o.out_dir.display()
+                );
+            }
             ExitCode::from(e.exit_code())
         }
+    }
+}
+
+/// Prints why the run stopped: rank 0 for all (every rank meets the same failure of the model or
+/// the scene), and a rank whose own file or checkpoint failed, named.
+fn report_failure(e: &silt_io::run::RunError, comm: &Comm) {
+    let own = !matches!(e, silt_io::run::RunError::OtherRank(_));
+    match (comm.rank(), comm.size()) {
+        (0, _) => eprintln!("error: {e}"),
+        (rank, size)
+            if own
+                && matches!(
+                    e,
+                    silt_io::run::RunError::Io { .. } | silt_io::run::RunError::Checkpoint(_)
+                ) =>
+        {
+            eprintln!("error (rank {rank} of {size}): {e}")
+        }
+        _ => {}
     }
 }

@@ -211,8 +211,9 @@ impl Model for FluidModel {
         Ok(frame)
     }
 
+    /// The domain's cells (all ranks').
     fn size(&self) -> (usize, &'static str) {
-        (self.solver.grid().cell_count(), "cell")
+        (self.solver.config.grid.cell_count(), "cell")
     }
 }
 

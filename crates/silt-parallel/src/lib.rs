@@ -7,7 +7,8 @@
 //! * [`SingleRank`]: one rank, every collective a copy (the serial run);
 //! * [`LocalGroup`]: N ranks as N threads of one process, exchanging through shared mailboxes; the
 //!   decomposed algorithms run and are tested with it in the default build, without MPI;
-//! * `MpiWorld` (cargo feature `mpi`): `MPI_COMM_WORLD` through rsmpi, for `mpirun -np N silt ...`.
+//! * `silt_mpi::MpiWorld` (crate silt-mpi, feature `mpi`): `MPI_COMM_WORLD` through rsmpi, for
+//!   `mpirun -np N silt run` (in its own crate, so that an MPI build recompiles only it and `silt`).
 //!
 //! # Determinism
 //!
@@ -19,12 +20,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 mod local;
-#[cfg(feature = "mpi")]
-mod mpi_world;
 
 pub use local::{LocalComm, LocalGroup};
-#[cfg(feature = "mpi")]
-pub use mpi_world::{MpiUniverse, MpiWorld};
 
 /// The collectives of a group of ranks. Every rank calls each collective, in the same order.
 pub trait Communicator: Send + Sync + std::fmt::Debug {
@@ -143,7 +140,7 @@ impl Communicator for SingleRank {
 }
 
 /// Panics unless `counts` has one entry per rank adding up to `len`.
-pub(crate) fn check_counts(len: usize, counts: &[usize], size: usize, what: &str) {
+pub fn check_counts(len: usize, counts: &[usize], size: usize, what: &str) {
     assert_eq!(
         counts.len(),
         size,

@@ -1022,7 +1022,7 @@ impl SceneKind for FluidScene {
     }
 
     fn describe(&self, model: &FluidModel) -> String {
-        let c = model.solver.grid().cells;
+        let c = model.solver.config.grid.cells;
         let step = match self.fixed_time_step() {
             Some(dt) => format!("dt {dt}"),
             None => format!("adaptive dt (initially {:.4e})", model.solver.next_dt()),

@@ -4,7 +4,7 @@
 
 use silt_fluid::poisson::{AxisKind, SeparableSolver};
 use silt_fluid::slab_solver::SlabSolver;
-use silt_parallel::MpiWorld;
+use silt_mpi::MpiWorld;
 
 fn main() {
     let Some((_universe, comm)) = MpiWorld::initialize() else {

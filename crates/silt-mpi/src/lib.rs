@@ -1,4 +1,6 @@
-//! `MPI_COMM_WORLD` through rsmpi (cargo feature `mpi`).
+//! `MPI_COMM_WORLD` through rsmpi as a [`silt_parallel::Communicator`] (cargo feature `mpi`; without
+//! it this crate is empty, so that the workspace builds without MPI).
+#![cfg(feature = "mpi")]
 
 use std::sync::Arc;
 
@@ -7,7 +9,7 @@ use mpi::topology::{Communicator as _, SimpleCommunicator};
 use mpi::traits::*;
 use mpi::Count;
 
-use crate::{check_counts, Comm, Communicator};
+use silt_parallel::{check_counts, Comm, Communicator};
 
 /// The ranks of `mpirun -np N`: `MPI_COMM_WORLD`. Only the thread that initialised MPI calls it
 /// (rayon's workers never do), so MPI runs with `MPI_THREAD_FUNNELED`.

@@ -1,0 +1,183 @@
+//! The MPI stage (`scripts/test` runs it where MPI is installed): `mpirun -np N silt run` of a
+//! silt built with `--features mpi`, against the serial run of the same binary. The diagnostics and
+//! profiles are the serial run's to the byte on 2, 3 and 4 ranks (the decomposed solver does every
+//! value's arithmetic in the serial order), the fluid image is one `.pvti` of per-rank pieces, a run
+//! stopped and resumed on its ranks continues bit for bit, and one resumed on another number of
+//! ranks is refused with the number it needs.
+#![cfg(feature = "mpi")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// A channel across z (the axis the ranks split) held at its flow rate with a moving lid.
+const CHANNEL: &str = r#"
+[fluid]
+cells = [16, 12, 21]
+spacing = 0.05
+viscosity = 0.01
+end_time = 0.5
+cfl = 0.5
+initial = { type = "uniform", velocity = [1.0, 0.2, 0.0] }
+
+[fluid.boundaries]
+z_low = { type = "no-slip" }
+z_high = { type = "no-slip", velocity = [0.3, 0.0, 0.0] }
+
+[fluid.driving]
+type = "flow-rate"
+axis = "x"
+bulk_velocity = 1.0
+
+[fluid.output]
+interval = 0.1
+checkpoint_interval = 0.2
+profile_axis = "z"
+"#;
+
+/// A periodic Taylor–Green box, profiles along x.
+const BOX: &str = r#"
+[fluid]
+cells = [16, 16, 15]
+spacing = 0.4
+viscosity = 0.01
+end_time = 0.5
+cfl = 0.5
+initial = { type = "taylor-green-3d", amplitude = 1.0 }
+
+[fluid.output]
+interval = 0.1
+profile_axis = "x"
+"#;
+
+fn silt(ranks: Option<usize>, args: &[&str], dir: &Path) -> Output {
+    let silt = env!("CARGO_BIN_EXE_silt");
+    let mut command = match ranks {
+        None => Command::new(silt),
+        Some(n) => {
+            let mut c = Command::new("mpirun");
+            c.args(["--oversubscribe", "-np", &n.to_string(), silt]);
+            c
+        }
+    };
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .expect("mpirun and silt start")
+}
+
+fn succeeds(output: Output, what: &str) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{what}: {stderr}");
+    stderr
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn mpirun_gives_the_serial_run_to_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, scene, cells) in [
+        ("channel", CHANNEL, "0 16 0 12 0 21"),
+        ("box", BOX, "0 16 0 16 0 15"),
+    ] {
+        std::fs::write(dir.path().join(format!("{name}.toml")), scene).unwrap();
+        let file = format!("{name}.toml");
+        let serial = format!("{name}-serial");
+        succeeds(
+            silt(None, &["run", &file, "-o", &serial, "--quiet"], dir.path()),
+            "serial run",
+        );
+        let diagnostics = read(&dir.path().join(&serial).join("diagnostics.csv"));
+        let profile = read(&dir.path().join(&serial).join("profiles/profile_000005.csv"));
+        for ranks in 2..=4 {
+            let out = format!("{name}-np{ranks}");
+            let stderr = succeeds(
+                silt(Some(ranks), &["run", &file, "-o", &out], dir.path()),
+                &out,
+            );
+            assert!(stderr.contains(&format!("on {ranks} ranks")), "{stderr}");
+            // Rank 0 alone reports.
+            assert_eq!(stderr.matches("silt: done").count(), 1, "{stderr}");
+            let out = dir.path().join(&out);
+            assert_eq!(
+                read(&out.join("diagnostics.csv")),
+                diagnostics,
+                "{name} on {ranks} ranks"
+            );
+            assert_eq!(
+                read(&out.join("profiles/profile_000005.csv")),
+                profile,
+                "{name} on {ranks} ranks"
+            );
+            let pvti = read(&out.join("fluid/fluid_000005.pvti"));
+            assert_eq!(pvti.matches("<Piece ").count(), ranks, "{pvti}");
+            assert!(pvti.contains(&format!("WholeExtent=\"{cells}\"")), "{pvti}");
+        }
+    }
+}
+
+#[test]
+fn mpirun_resumes_on_its_ranks_and_names_them_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("channel.toml"), CHANNEL).unwrap();
+    succeeds(
+        silt(
+            Some(2),
+            &["run", "channel.toml", "-o", "whole", "--quiet"],
+            dir.path(),
+        ),
+        "whole",
+    );
+    succeeds(
+        silt(
+            Some(2),
+            &[
+                "run",
+                "channel.toml",
+                "-o",
+                "legs",
+                "--quiet",
+                "--until",
+                "0.2",
+            ],
+            dir.path(),
+        ),
+        "first leg",
+    );
+    let refused = silt(
+        Some(3),
+        &["run", "channel.toml", "-o", "legs", "--resume"],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("mpirun -np 2"), "{stderr}");
+    succeeds(
+        silt(
+            Some(2),
+            &["run", "channel.toml", "-o", "legs", "--resume", "--quiet"],
+            dir.path(),
+        ),
+        "second leg",
+    );
+    assert_eq!(
+        read(&dir.path().join("legs/diagnostics.csv")),
+        read(&dir.path().join("whole/diagnostics.csv"))
+    );
+}
+
+#[test]
+fn mpirun_refuses_scenes_that_cannot_be_split_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = silt(Some(2), &["run", "-o", "bed"], dir.path());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot run on 2 ranks yet"), "{stderr}");
+    // Printed once, by rank 0.
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+}
