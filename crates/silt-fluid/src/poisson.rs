@@ -554,6 +554,9 @@ pub struct SeparableSolver {
     neighbours: [Vec<(usize, f64, usize, f64)>; 3],
     /// Most recently used first.
     cache: Vec<ZFactors>,
+    /// The x slots whose z systems this solver factorises (all but on a rank of a slab
+    /// decomposition: [`SeparableSolver::restrict_to_slots`]).
+    slots: Range<usize>,
 }
 
 impl fmt::Debug for SeparableSolver {
@@ -634,7 +637,25 @@ impl SeparableSolver {
             norm,
             neighbours,
             cache: Vec::new(),
+            slots: 0..m[0],
         })
+    }
+
+    /// Keeps the z factorisations of the x slots `slots` only (a rank of a slab decomposition
+    /// solves the z lines of its own slots: its share of the memory, not the whole grid's). The
+    /// solver then serves [`Self::z_sweep`] of those slots only.
+    pub(crate) fn restrict_to_slots(&mut self, slots: Range<usize>) {
+        let mut used: Vec<usize> = self.x_mode[slots.clone()].to_vec();
+        used.sort_unstable();
+        used.dedup();
+        self.lambda_x = used.iter().map(|&u| self.lambda_x[u]).collect();
+        for i in slots.clone() {
+            self.x_mode[i] = used
+                .binary_search(&self.x_mode[i])
+                .expect("a mode of the slots");
+        }
+        self.slots = slots;
+        self.cache.clear();
     }
 
     /// Number of unknowns per axis `[m0, m1, m2]` (see [`AxisKind::unknowns`]).
@@ -717,6 +738,11 @@ impl SeparableSolver {
         assert!(
             a != 0.0 || b != 0.0,
             "SeparableSolver::solve: a and b are both zero"
+        );
+        assert_eq!(
+            self.slots,
+            0..self.m[0],
+            "SeparableSolver::solve: the solver keeps the factors of some x slots only"
         );
         let singular = self.is_singular(a);
         self.ensure_factors(a, b, singular);
@@ -879,7 +905,8 @@ impl SeparableSolver {
                 base.push(a + b * (lx + ly));
             }
         }
-        if singular {
+        // The singular mode is x slot 0's (and y slot 0's): held where the slots start at 0.
+        if singular && self.slots.start == 0 {
             base[0] -= b / (self.spacing[2] * self.spacing[2]);
         }
         let diag_at = |k: usize, u: usize| base[u] + b * rows.diag[k];
@@ -983,6 +1010,11 @@ impl SeparableSolver {
             field.len(),
             width * m1 * m2,
             "z_sweep: field and slots disagree"
+        );
+        assert!(
+            self.slots.start <= slots.start && slots.end <= self.slots.end,
+            "z_sweep: slots {slots:?} outside the factorised {:?}",
+            self.slots
         );
         let modes = self.lambda_x.len() * m1;
         let norm = self.norm;

@@ -67,7 +67,7 @@ impl SlabSolver {
         comm: Comm,
         local_planes: usize,
     ) -> Result<Self, String> {
-        let solver = SeparableSolver::new(cells, kinds, spacing)?;
+        let mut solver = SeparableSolver::new(cells, kinds, spacing)?;
         let [m0, m1, m2] = solver.shape();
         let ranks = comm.size();
         if ranks > m0 {
@@ -94,6 +94,9 @@ impl SlabSolver {
         }
         let slots = blocks(m0, ranks);
         let me = comm.rank();
+        if ranks > 1 {
+            solver.restrict_to_slots(slots[me].clone());
+        }
         // One rank needs no transposes (`solve` is the serial solve).
         let (lines, buffer) = if ranks == 1 {
             (Vec::new(), Vec::new())
@@ -128,7 +131,7 @@ impl SlabSolver {
         self.solver.kinds()
     }
 
-    /// Bytes held between solves: the plan and factorisations of the whole grid (see
+    /// Bytes held between solves: the plan and the factorisations of this rank's x slots (see
     /// [`SeparableSolver::allocated_bytes`]) and the transpose buffers.
     pub fn allocated_bytes(&self) -> usize {
         self.solver.allocated_bytes()
@@ -322,6 +325,40 @@ mod tests {
                         .zip(&serial)
                         .map(|(d, s)| (d - s).abs())
                         .fold(0.0, f64::max)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn each_rank_keeps_the_factors_of_its_own_modes() {
+        let kinds = [
+            AxisKind::Periodic,
+            AxisKind::Periodic,
+            AxisKind::NeumannNeumann,
+        ];
+        let cells = [32, 16, 24];
+        let factors = |ranks: usize| -> Vec<usize> {
+            LocalGroup::run(ranks, |comm| {
+                let mut solver = SlabSolver::new(cells, kinds, [1.0; 3], comm).unwrap();
+                let before = solver.allocated_bytes();
+                let planes = solver.local_planes();
+                let mut f = vec![1.0; 32 * 16 * planes.len()];
+                for b in [-0.1, -0.2, -0.3] {
+                    solver.solve(1.0, b, &mut f);
+                }
+                solver.allocated_bytes() - before
+            })
+        };
+        let serial = factors(1)[0] as f64;
+        for ranks in [4, 8] {
+            // A rank's share of the x slots; a periodic x pairs the cosine and sine slots of a
+            // wavenumber, which may fall to two ranks: at most twice the share.
+            for (rank, bytes) in factors(ranks).into_iter().enumerate() {
+                assert!(
+                    (bytes as f64) <= 2.0 * serial / ranks as f64 + 1024.0,
+                    "rank {rank} of {ranks} holds {bytes} bytes of factors, the serial solver \
+                     {serial}"
                 );
             }
         }
