@@ -97,7 +97,8 @@ enum Command {
     /// and channel flows at 128^3, `silt bench ibm` the coupled spheres (ten Cate E3, 500 spheres),
     /// `silt bench fibers` the RPY product (beside pystokes when installed) and constrained fiber steps,
     /// `silt bench rods` Cosserat rods (beside PyElastica when installed), `silt bench sheared-bed` the
-    /// seed's sheared bed (A10 at D/h = 8) split into its parts beside the fluid alone.
+    /// seed's sheared bed (A10 at D/h = 8) split into its parts beside the fluid alone, `silt bench mpi`
+    /// the fluid on MPI ranks beside threads and CaNS (a build with `--features mpi`).
     Bench {
         /// Benchmark name: dem, fluid, ibm, fibers or rods.
         name: String,
@@ -109,14 +110,37 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Under `mpirun` (a build with the `mpi` feature) every process is a rank of one run.
+    // Under `mpirun` (a build with the `mpi` feature) every process of `silt run` is a rank of one
+    // run. The other commands do not start MPI (`silt bench mpi` starts mpirun itself).
+    let ranks_launched = launched_ranks();
+    if ranks_launched.1 > 1 && !matches!(cli.command, Command::Run { .. }) {
+        PRINTS.store(ranks_launched.0 == 0, Ordering::Relaxed);
+        return bad_input(format!(
+            "only `silt run` runs on several ranks; run this command without mpirun (it was \
+             started on {} ranks)",
+            ranks_launched.1
+        ));
+    }
     #[cfg(feature = "mpi")]
-    let Some((_universe, comm)) = silt_mpi::MpiWorld::initialize() else {
-        eprintln!("error: MPI was initialised already");
-        return ExitCode::from(2);
+    let (_universe, comm) = if matches!(cli.command, Command::Run { .. }) {
+        match silt_mpi::MpiWorld::initialize() {
+            Some((universe, comm)) => (Some(universe), comm),
+            None => return bad_input("MPI was initialised already"),
+        }
+    } else {
+        (None, silt_parallel::SingleRank::comm())
     };
     #[cfg(not(feature = "mpi"))]
     let comm = silt_parallel::SingleRank::comm();
+    #[cfg(not(feature = "mpi"))]
+    if ranks_launched.1 > 1 {
+        PRINTS.store(ranks_launched.0 == 0, Ordering::Relaxed);
+        return bad_input(format!(
+            "this silt was built without MPI but started on {} ranks: build it with `cargo build \
+             --release -p silt-cli --features mpi` (README, \"Running on a cluster\")",
+            ranks_launched.1
+        ));
+    }
     PRINTS.store(comm.rank() == 0, Ordering::Relaxed);
     let threads = match cli.threads {
         Some(0) => return bad_input("--threads must be at least 1"),
@@ -132,13 +156,6 @@ fn main() -> ExitCode {
         {
             return bad_input(format!("cannot start {threads} threads: {e}"));
         }
-    }
-    if comm.size() > 1 && !matches!(cli.command, Command::Run { .. }) {
-        return bad_input(format!(
-            "only `silt run` runs on several ranks; run this command without mpirun (it was \
-             started on {} ranks)",
-            comm.size()
-        ));
     }
     match cli.command {
         Command::Run {
@@ -202,6 +219,19 @@ fn bad_input(error: impl std::fmt::Display) -> ExitCode {
         eprintln!("error: {error}");
     }
     ExitCode::from(2)
+}
+
+/// (rank, ranks) of this process as mpirun (Open MPI, or PMI: MPICH, Slurm) started it; (0, 1) when
+/// it was started alone.
+fn launched_ranks() -> (usize, usize) {
+    let read = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|name| std::env::var(name).ok()?.parse::<usize>().ok())
+    };
+    let size = read(&["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]).unwrap_or(1);
+    let rank = read(&["OMPI_COMM_WORLD_RANK", "PMI_RANK"]).unwrap_or(0);
+    (rank, size)
 }
 
 /// Worker threads of each of `ranks` ranks: the machine's cores shared among the ranks that run on
@@ -328,7 +358,7 @@ fn run_scene<K: SceneKind>(kind: &K, text: &str, o: &RunOptions) -> ExitCode {
                     format!("; {}", parts.join(", "))
                 };
                 eprintln!(
-                    "silt: done: t = {} after {} steps in {:.1} s ({:.3} us per {unit}-step{parts}); {} frames in {}",
+                    "silt: done: t = {} after {} steps in {:.3} s ({:.3} us per {unit}-step{parts}); {} frames in {}",
                     format_time(summary.time),
                     summary.steps,
                     summary.wall_seconds,

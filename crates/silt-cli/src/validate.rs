@@ -54,10 +54,11 @@ pub fn bench(name: &str, quick: bool) -> ExitCode {
         "fibers" => bench_fibers(quick),
         "rods" => bench_rods(quick),
         "sheared-bed" => bench_sheared_bed(quick),
+        "mpi" => bench_mpi(quick),
         other => {
             eprintln!(
                 "error: no benchmark is named \"{other}\"; available: dem, fluid, ibm, fibers, rods, \
-                 sheared-bed"
+                 sheared-bed, mpi"
             );
             ExitCode::from(2)
         }
@@ -94,6 +95,44 @@ fn bench_fluid(quick: bool) -> ExitCode {
     match run(&options, &mut |line: &str| eprintln!("bench: {line}")) {
         Ok(report) => {
             println!("Silt fluid benchmark");
+            print!("{}", report.table());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The fluid on MPI ranks beside threads and CaNS (issue 23; docs/performance.md): runs this
+/// `silt` under `mpirun`, so it needs a build with `--features mpi`.
+fn bench_mpi(quick: bool) -> ExitCode {
+    use silt_validation::bench_mpi::{run, MpiBenchOptions};
+    if !cfg!(feature = "mpi") {
+        eprintln!(
+            "error: `silt bench mpi` runs this silt under mpirun: build it with `cargo build --release \
+             -p silt-cli --features mpi` (README, \"Running on a cluster\")"
+        );
+        return ExitCode::from(2);
+    }
+    let silt = match std::env::current_exe() {
+        Ok(path) => path,
+        Err(e) => {
+            eprintln!("error: cannot find this program's path: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let options = if quick {
+        MpiBenchOptions::quick()
+    } else {
+        MpiBenchOptions::default()
+    };
+    match run(&silt, &options, &mut |line: &str| {
+        eprintln!("bench: {line}")
+    }) {
+        Ok(report) => {
+            println!("Silt MPI benchmark");
             print!("{}", report.table());
             ExitCode::SUCCESS
         }

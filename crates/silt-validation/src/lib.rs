@@ -6,6 +6,7 @@ pub mod bench_dem;
 pub mod bench_fibers;
 pub mod bench_fluid;
 pub mod bench_ibm;
+pub mod bench_mpi;
 pub mod bench_rods;
 pub mod bench_sheared_bed;
 pub mod case;

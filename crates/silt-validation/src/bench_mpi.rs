@@ -1,0 +1,388 @@
+//! `silt bench mpi` (issue 23): the fluid's step on MPI ranks beside its step on threads and beside
+//! CaNS (Costa 2018) on the same ranks, on the two problems of `silt bench fluid` at 128^3 with
+//! explicit viscous terms (as CaNS is run): (a) the Taylor–Green vortex, (b) the channel held at its
+//! flow rate; and the weak scaling of the channel (128 x 128 x 64 cells per rank on 1, 2 and 4
+//! ranks; 4 oversubscribe a 2-core machine: reported, not judged).
+//!
+//! Every figure is a `silt run` of a scene as a user runs it (`mpirun -np N silt run`), timed by the
+//! run itself ("after N steps in X s", the step loop without the set-up): the seconds per step are
+//! the difference of a long and a short run over the difference of their steps, so that the first
+//! and last frames and checkpoints cancel, the best of a few rounds (the machine's speed drifts).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct MpiBenchOptions {
+    /// Cells per axis of the strong-scaling problems (the weak scaling's per rank: n x n x n/2).
+    pub cells: usize,
+    /// Steps of the short and the long run of each measurement.
+    pub steps: [u64; 2],
+    pub rounds: usize,
+    /// CaNS's run script (`run_case.sh <tgv|channel> <ranks>` printing `seconds_per_step=<x>`), if
+    /// installed: `CANS_RUN_CASE`.
+    pub cans: Option<PathBuf>,
+    /// Also the weak scaling.
+    pub weak: bool,
+}
+
+impl Default for MpiBenchOptions {
+    fn default() -> Self {
+        MpiBenchOptions {
+            cells: 128,
+            steps: [5, 25],
+            rounds: 2,
+            cans: std::env::var_os("CANS_RUN_CASE").map(PathBuf::from),
+            weak: true,
+        }
+    }
+}
+
+impl MpiBenchOptions {
+    /// A small version for a smoke test.
+    pub fn quick() -> Self {
+        MpiBenchOptions {
+            cells: 32,
+            steps: [2, 6],
+            rounds: 1,
+            cans: None,
+            weak: false,
+        }
+    }
+}
+
+/// How a run is launched.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Launch {
+    /// One process with this many threads.
+    Threads(usize),
+    /// `mpirun -np N`, one thread per rank.
+    Ranks(usize),
+}
+
+impl std::fmt::Display for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Launch::Threads(1) => write!(f, "1 process, 1 thread"),
+            Launch::Threads(n) => write!(f, "1 process, {n} threads"),
+            Launch::Ranks(n) => write!(f, "mpirun -np {n}, 1 thread each"),
+        }
+    }
+}
+
+/// One measured configuration.
+#[derive(Clone, Debug)]
+pub struct MpiBenchRow {
+    pub case: &'static str,
+    pub cells: [usize; 3],
+    pub launch: Launch,
+    pub seconds_per_step: f64,
+    /// CaNS on the same number of ranks, if measured.
+    pub cans: Option<f64>,
+}
+
+/// What `silt bench mpi` measured.
+#[derive(Clone, Debug)]
+pub struct MpiBenchReport {
+    pub machine: String,
+    pub options: MpiBenchOptions,
+    pub strong: Vec<MpiBenchRow>,
+    pub weak: Vec<MpiBenchRow>,
+    /// Why CaNS was not measured, if it was not.
+    pub cans_note: Option<String>,
+}
+
+/// The Taylor–Green scene: [0, 2 pi)^3, Re = 1600, explicit viscous terms, dt = 0.2 h (CFL ~ 0.4).
+fn taylor_green(n: usize, steps: u64) -> String {
+    let h = 2.0 * std::f64::consts::PI / n as f64;
+    let dt = 0.2 * h;
+    format!(
+        "[fluid]\ncells = [{n}, {n}, {n}]\nspacing = {h}\nviscosity = 0.000625\nviscous = \"explicit\"\n\
+         time_step = {dt}\nend_time = {}\ninitial = {{ type = \"taylor-green-3d\", amplitude = 1.0 }}\n\n\
+         [fluid.output]\ninterval = {}\nvtk = false\n",
+        dt * steps as f64,
+        dt * steps as f64
+    )
+}
+
+/// The channel scene: walls at z = 0 and n_z h, h = 1/n, bulk velocity 1, Re_b = 5600, explicit
+/// viscous terms, the laminar profile, dt = h / 3 (CFL 0.5 at the centreline's 1.5).
+fn channel(cells: [usize; 3], steps: u64) -> String {
+    let h = 1.0 / cells[0] as f64;
+    let dt = h / 3.0;
+    format!(
+        "[fluid]\ncells = [{}, {}, {}]\nspacing = {h}\nviscosity = {}\nviscous = \"explicit\"\n\
+         time_step = {dt}\nend_time = {}\ninitial = {{ type = \"poiseuille\" }}\n\n\
+         [fluid.boundaries]\nz_low = {{ type = \"no-slip\" }}\nz_high = {{ type = \"no-slip\" }}\n\n\
+         [fluid.driving]\ntype = \"flow-rate\"\naxis = \"x\"\nbulk_velocity = 1.0\n\n\
+         [fluid.output]\ninterval = {}\nvtk = false\n",
+        cells[0],
+        cells[1],
+        cells[2],
+        1.0 / 5600.0,
+        dt * steps as f64,
+        dt * steps as f64
+    )
+}
+
+/// Runs `scene` as `launch` and returns (steps, seconds of the step loop) from the run's summary.
+fn timed_run(silt: &Path, launch: Launch, scene: &str, dir: &Path) -> Result<(u64, f64), String> {
+    let file = dir.join("scene.toml");
+    std::fs::write(&file, scene).map_err(|e| format!("{}: {e}", file.display()))?;
+    let out = dir.join("out");
+    let mut command = match launch {
+        Launch::Threads(n) => {
+            let mut c = Command::new(silt);
+            c.args(["--threads", &n.to_string()]);
+            c
+        }
+        Launch::Ranks(n) => {
+            let mut c = Command::new("mpirun");
+            c.args(["--oversubscribe", "-np", &n.to_string()]).arg(silt);
+            c.args(["--threads", "1"]);
+            c
+        }
+    };
+    command
+        .arg("run")
+        .arg(&file)
+        .arg("-o")
+        .arg(&out)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    let output = command
+        .output()
+        .map_err(|e| format!("cannot start {launch}: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        return Err(format!("{launch}: the run failed: {stderr}"));
+    }
+    // "silt: done: t = ... after N steps in X s (...)"
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("silt: done"))
+        .ok_or_else(|| format!("{launch}: no summary in the output: {stderr}"))?;
+    let after = line
+        .split(" after ")
+        .nth(1)
+        .ok_or_else(|| format!("unexpected summary: {line}"))?;
+    let mut words = after.split_whitespace();
+    let steps: u64 = words
+        .next()
+        .and_then(|w| w.parse().ok())
+        .ok_or_else(|| format!("unexpected summary: {line}"))?;
+    let seconds: f64 = words
+        .nth(2)
+        .and_then(|w| w.parse().ok())
+        .ok_or_else(|| format!("unexpected summary: {line}"))?;
+    Ok((steps, seconds))
+}
+
+/// Seconds per step of `make(steps)` run as `launch`: (long - short) / (their steps' difference),
+/// the best of the rounds.
+fn seconds_per_step(
+    silt: &Path,
+    launch: Launch,
+    make: &dyn Fn(u64) -> String,
+    options: &MpiBenchOptions,
+) -> Result<f64, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder: {e}"))?;
+    let mut best = f64::INFINITY;
+    for _ in 0..options.rounds {
+        let (short_steps, short) = timed_run(silt, launch, &make(options.steps[0]), dir.path())?;
+        let (long_steps, long) = timed_run(silt, launch, &make(options.steps[1]), dir.path())?;
+        if long_steps <= short_steps {
+            return Err(format!("{launch}: {long_steps} steps after {short_steps}"));
+        }
+        best = best.min((long - short).max(0.0) / (long_steps - short_steps) as f64);
+    }
+    Ok(best)
+}
+
+/// CaNS's seconds per step of `case` ("tgv" or "channel") on `ranks` ranks from its run script.
+fn cans(script: &Path, case: &str, ranks: usize) -> Result<f64, String> {
+    let output = Command::new(script)
+        .args([case, &ranks.to_string()])
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", script.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    stdout
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("seconds_per_step=")?.parse().ok())
+        .ok_or_else(|| {
+            format!(
+                "{} {case} {ranks}: no seconds_per_step in its output: {stdout}{}",
+                script.display(),
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
+}
+
+/// Runs the benchmark with the MPI-enabled `silt` at `silt`.
+pub fn run(
+    silt: &Path,
+    options: &MpiBenchOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<MpiBenchReport, String> {
+    let n = options.cells;
+    let mut strong = Vec::new();
+    let mut cans_note = None;
+    type Make = Box<dyn Fn(u64) -> String>;
+    let cases: [(&'static str, &'static str, Make); 2] = [
+        ("Taylor–Green", "tgv", Box::new(move |s| taylor_green(n, s))),
+        (
+            "channel",
+            "channel",
+            Box::new(move |s| channel([n, n, n], s)),
+        ),
+    ];
+    for (case, cans_case, make) in &cases {
+        for launch in [
+            Launch::Threads(1),
+            Launch::Threads(2),
+            Launch::Ranks(1),
+            Launch::Ranks(2),
+        ] {
+            let seconds = seconds_per_step(silt, launch, make.as_ref(), options)?;
+            let peer = match (launch, &options.cans) {
+                (Launch::Ranks(r), Some(script)) => match cans(script, cans_case, r) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        cans_note.get_or_insert(e);
+                        None
+                    }
+                },
+                _ => None,
+            };
+            progress(&format!("{case} {n}^3, {launch}: {seconds:.4} s/step"));
+            strong.push(MpiBenchRow {
+                case,
+                cells: [n; 3],
+                launch,
+                seconds_per_step: seconds,
+                cans: peer,
+            });
+        }
+    }
+    if options.cans.is_none() {
+        cans_note = Some(
+            "CaNS not measured: set CANS_RUN_CASE to its run script (docs/performance.md says how \
+             to build it)"
+                .into(),
+        );
+    }
+    let mut weak = Vec::new();
+    if options.weak {
+        for ranks in [1, 2, 4] {
+            let cells = [n, n, n / 2 * ranks];
+            let seconds = seconds_per_step(
+                silt,
+                Launch::Ranks(ranks),
+                &move |s| channel(cells, s),
+                options,
+            )?;
+            progress(&format!(
+                "weak channel {cells:?}, {ranks} ranks: {seconds:.4} s/step"
+            ));
+            weak.push(MpiBenchRow {
+                case: "channel",
+                cells,
+                launch: Launch::Ranks(ranks),
+                seconds_per_step: seconds,
+                cans: None,
+            });
+        }
+    }
+    Ok(MpiBenchReport {
+        machine: crate::bench_dem::machine(),
+        options: options.clone(),
+        strong,
+        weak,
+        cans_note,
+    })
+}
+
+impl MpiBenchReport {
+    /// The tables of docs/performance.md.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "{}; explicit viscous terms; seconds per step: ({} - {} steps) / {}, best of {} round(s)\n\n\
+             | case | cells | launch | s/step | speed-up over 1 thread | CaNS s/step | Silt / CaNS |\n\
+             |---|---|---|---|---|---|---|\n",
+            self.machine,
+            self.options.steps[1],
+            self.options.steps[0],
+            self.options.steps[1] - self.options.steps[0],
+            self.options.rounds
+        );
+        for row in &self.strong {
+            let serial = self
+                .strong
+                .iter()
+                .find(|r| r.case == row.case && r.launch == Launch::Threads(1))
+                .map_or(f64::NAN, |r| r.seconds_per_step);
+            let (cans, ratio) = match row.cans {
+                Some(c) => (
+                    format!("{c:.4}"),
+                    format!("{:.2}", row.seconds_per_step / c),
+                ),
+                None => ("-".into(), "-".into()),
+            };
+            out.push_str(&format!(
+                "| {} | {}^3 | {} | {:.4} | {:.2} | {cans} | {ratio} |\n",
+                row.case,
+                row.cells[0],
+                row.launch,
+                row.seconds_per_step,
+                serial / row.seconds_per_step
+            ));
+        }
+        if let Some(note) = &self.cans_note {
+            out.push_str(&format!("\n{note}\n"));
+        }
+        // The targets of issue 23 at 2 ranks.
+        for case in ["Taylor–Green", "channel"] {
+            let find = |launch| {
+                self.strong
+                    .iter()
+                    .find(|r| r.case == case && r.launch == launch)
+            };
+            if let (Some(ranks), Some(threads)) = (find(Launch::Ranks(2)), find(Launch::Threads(2)))
+            {
+                out.push_str(&format!(
+                    "\n{case}: 2 ranks / 2 threads = {:.2} (target <= 1)",
+                    ranks.seconds_per_step / threads.seconds_per_step
+                ));
+                if let Some(c) = ranks.cans {
+                    out.push_str(&format!(
+                        "; CaNS / Silt at 2 ranks = {:.2} (target >= 1.5)",
+                        c / ranks.seconds_per_step
+                    ));
+                }
+            }
+        }
+        out.push('\n');
+        if !self.weak.is_empty() {
+            out.push_str(
+                "\nWeak scaling of the channel (n x n x n/2 cells per rank; 4 ranks oversubscribe this \
+                 machine's cores: reported, not judged)\n\n| ranks | cells | s/step | efficiency |\n|---|---|---|---|\n",
+            );
+            let one = self.weak[0].seconds_per_step;
+            for row in &self.weak {
+                let Launch::Ranks(r) = row.launch else {
+                    continue;
+                };
+                out.push_str(&format!(
+                    "| {r} | {} x {} x {} | {:.4} | {:.2} |\n",
+                    row.cells[0],
+                    row.cells[1],
+                    row.cells[2],
+                    row.seconds_per_step,
+                    one / row.seconds_per_step
+                ));
+            }
+        }
+        out
+    }
+}
