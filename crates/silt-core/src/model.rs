@@ -206,6 +206,17 @@ pub trait Model {
     /// Continues from a checkpoint of the same scene; an error says why it does not fit.
     fn restore(&mut self, checkpoint: Self::Checkpoint) -> Result<(), String>;
 
+    /// This rank's checkpoint cut from the checkpoints of the same run written by `ranks` ranks
+    /// (`load(r)` reads rank r's; a model loads only those it needs), to resume a distributed run on
+    /// another number of ranks; `None`: this model cannot (the default).
+    fn checkpoint_from_ranks(
+        &self,
+        _ranks: usize,
+        _load: &mut dyn FnMut(usize) -> Result<Self::Checkpoint, String>,
+    ) -> Option<Result<Self::Checkpoint, String>> {
+        None
+    }
+
     /// Column names of the diagnostics table.
     fn diagnostic_columns(&self) -> Vec<String>;
 

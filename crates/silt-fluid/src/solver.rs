@@ -414,16 +414,24 @@ impl FluidSolver {
         self.fill_pressure_ghosts();
     }
 
-    /// Replaces the state (restart from a checkpoint).
+    /// Replaces the state (restart from a checkpoint); the ghost values follow from it (the same
+    /// as the checkpoint's, or those of a slab cut from another decomposition's).
     pub fn restore(&mut self, state: FluidState) -> Result<(), String> {
         let dims = self.grid().field_dims();
-        if state.pressure.dims != dims || state.velocity.iter().any(|f| f.dims != dims) {
+        let fits = state.pressure.dims == dims && state.velocity.iter().all(|f| f.dims == dims);
+        // Every rank learns whether every rank's fits before the ghost fill (a collective).
+        let all_fit = self.decomposition.max(if fits { 0.0 } else { 1.0 }) == 0.0;
+        if !fits {
             return Err(format!(
                 "the checkpoint's fields have {:?} points per axis, the grid needs {dims:?}",
                 state.pressure.dims
             ));
         }
+        if !all_fit {
+            return Err("another rank's checkpoint does not fit its part of the grid".into());
+        }
         self.state = state;
+        self.fill_ghosts();
         Ok(())
     }
 

@@ -350,17 +350,46 @@ impl<M: Model> Simulation<M> {
         comm: Comm,
     ) -> Result<Self, RunError> {
         let path = out_dir.join(checkpoint_file(comm.rank(), comm.size()));
-        let restored = (|| {
-            if !path.exists() {
-                return Err(missing_checkpoint(out_dir, &path, comm.size()));
+        // Each rank reads its state (no collectives), then all restore together.
+        let read = (|| {
+            if path.exists() {
+                return read_checkpoint::<M>(&path, model.kind(), fingerprint);
             }
-            let (header, state) = read_checkpoint::<M>(&path, model.kind(), fingerprint)?;
-            model
-                .restore(state)
-                .map_err(|m| RunError::Checkpoint(format!("{}: {m}", path.display())))?;
-            Ok(header)
+            // Written by another number of ranks: this rank's part cut from theirs, where the
+            // model can.
+            let (written_by, _) = checkpoint_files(out_dir);
+            let Some(other) = written_by.filter(|&n| n != comm.size()) else {
+                return Err(missing_checkpoint(out_dir, &path, comm.size()));
+            };
+            let mut first_header = None;
+            let cut = {
+                let mut load = |rank: usize| {
+                    let file = out_dir.join(checkpoint_file(rank, other));
+                    let (header, state) = read_checkpoint::<M>(&file, model.kind(), fingerprint)
+                        .map_err(|e| e.to_string())?;
+                    first_header.get_or_insert(header);
+                    Ok(state)
+                };
+                model.checkpoint_from_ranks(other, &mut load)
+            };
+            match cut {
+                None => Err(missing_checkpoint(out_dir, &path, comm.size())),
+                Some(Err(m)) => Err(RunError::Checkpoint(format!(
+                    "{}: cannot resume on {} rank(s) from the checkpoints of {other}: {m}",
+                    out_dir.display(),
+                    comm.size()
+                ))),
+                Some(Ok(state)) => {
+                    let header = first_header.expect("a piece was read");
+                    Ok((header, state))
+                }
+            }
         })();
-        let header = on_every_rank(&comm, restored)?;
+        let (header, state) = on_every_rank(&comm, read)?;
+        let restored = model
+            .restore(state)
+            .map_err(|m| RunError::Checkpoint(format!("{}: {m}", path.display())));
+        on_every_rank(&comm, restored)?;
         let time = model.time();
         let pvd_path = out_dir.join("series.pvd");
         let csv_path = out_dir.join("diagnostics.csv");
@@ -763,9 +792,9 @@ impl<M: Model> Simulation<M> {
     }
 }
 
-/// Why a run on `ranks` ranks cannot resume from `out_dir`: the checkpoints there were written by
-/// another number of ranks (named), or there are none.
-fn missing_checkpoint(out_dir: &Path, path: &Path, ranks: usize) -> RunError {
+/// The checkpoint files in `out_dir` (sorted) and the number of ranks that wrote them (from the
+/// first name that says).
+fn checkpoint_files(out_dir: &Path) -> (Option<usize>, Vec<String>) {
     let mut found: Vec<String> = std::fs::read_dir(out_dir)
         .map(|entries| {
             entries
@@ -786,7 +815,14 @@ fn missing_checkpoint(out_dir: &Path, path: &Path, ranks: usize) -> RunError {
             .parse()
             .ok()
     };
-    match found.iter().find_map(|n| written_by(n)) {
+    (found.iter().find_map(|n| written_by(n)), found)
+}
+
+/// Why a run on `ranks` ranks cannot resume from `out_dir`: the checkpoints there were written by
+/// another number of ranks (named) and the model cannot be cut anew, or there are none.
+fn missing_checkpoint(out_dir: &Path, path: &Path, ranks: usize) -> RunError {
+    let (written_by, found) = checkpoint_files(out_dir);
+    match written_by {
         Some(other) if other != ranks => RunError::Checkpoint(format!(
             "{}: the run in {} was written by {other} rank(s) ({}), this one has {ranks}: resume it \
              on {other} ({})",

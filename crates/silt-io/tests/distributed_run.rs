@@ -1,7 +1,6 @@
 //! A fluid scene run through the user's run path on several ranks (ranks as threads: the same code as
 //! `mpirun -np N silt run`) writes the serial run's diagnostics and profiles to the byte, a ParaView
-//! image of per-rank pieces, and per-rank checkpoints that resume on the same number of ranks (and
-//! say how many otherwise).
+//! image of per-rank pieces, and per-rank checkpoints that resume on any number of ranks.
 
 use silt_io::scenes::{simulation, simulation_on, Scene};
 use silt_parallel::LocalGroup;
@@ -113,46 +112,78 @@ fn a_run_on_one_to_four_ranks_writes_the_serial_figures() {
 }
 
 #[test]
-fn a_distributed_run_resumes_on_as_many_ranks_as_wrote_it() {
+fn a_distributed_run_resumes_on_any_number_of_ranks() {
     let (text, scene) = scene(CHANNEL);
     let whole = tempfile::tempdir().unwrap();
     run_on(3, &text, &scene, whole.path(), false, None);
-    // Stopped at 0.2 (a checkpoint per rank), resumed to the end: the same rows.
-    let legs = tempfile::tempdir().unwrap();
-    run_on(3, &text, &scene, legs.path(), false, Some(0.2));
-    for r in 0..3 {
-        assert!(legs
-            .path()
-            .join(format!("checkpoint.rank{r}-of-3.bin"))
-            .exists());
+    let expected = read(&whole.path().join("diagnostics.csv"));
+    // Stopped at 0.2 on 3 ranks (a checkpoint per rank), resumed to the end on 3, 2, 4 and 1 rank(s):
+    // each rank's slab is cut from the pieces that hold its planes; the same rows.
+    for resumed_on in [3, 2, 4, 1] {
+        let legs = tempfile::tempdir().unwrap();
+        run_on(3, &text, &scene, legs.path(), false, Some(0.2));
+        for r in 0..3 {
+            assert!(legs
+                .path()
+                .join(format!("checkpoint.rank{r}-of-3.bin"))
+                .exists());
+        }
+        assert!(!legs.path().join("checkpoint.bin").exists());
+        if resumed_on == 1 {
+            let Scene::Fluid(fluid) = &scene else {
+                unreachable!()
+            };
+            let mut sim = simulation(fluid, &text, legs.path(), true).unwrap();
+            sim.run(None, &mut |_| {}).unwrap();
+        } else {
+            run_on(resumed_on, &text, &scene, legs.path(), true, None);
+        }
+        assert_eq!(
+            read(&legs.path().join("diagnostics.csv")),
+            expected,
+            "resumed on {resumed_on} rank(s)"
+        );
     }
-    assert!(!legs.path().join("checkpoint.bin").exists());
-    run_on(3, &text, &scene, legs.path(), true, None);
-    assert_eq!(
-        read(&legs.path().join("diagnostics.csv")),
-        read(&whole.path().join("diagnostics.csv"))
-    );
-
-    // On another number of ranks: refused, naming the number that wrote it.
+    // A serial run resumed on 2 ranks, too.
+    let serial = tempfile::tempdir().unwrap();
     let Scene::Fluid(fluid) = &scene else {
         unreachable!()
     };
-    let errors = LocalGroup::run(2, |comm| {
-        match simulation_on(fluid, &text, legs.path(), true, &comm) {
-            Ok(_) => String::new(),
-            Err(e) => e.to_string(),
-        }
-    });
-    assert!(
-        errors[0].contains("written by 3 rank(s)") && errors[0].contains("mpirun -np 3"),
-        "{}",
-        errors[0]
-    );
-    let serial = match simulation(fluid, &text, legs.path(), true) {
-        Ok(_) => String::new(),
-        Err(e) => e.to_string(),
+    let mut sim = simulation(fluid, &text, serial.path(), false).unwrap();
+    sim.run(Some(0.2), &mut |_| {}).unwrap();
+    run_on(2, &text, &scene, serial.path(), true, None);
+    assert_eq!(read(&serial.path().join("diagnostics.csv")), expected);
+}
+
+#[test]
+fn a_damaged_piece_stops_every_rank_with_its_name() {
+    let (text, scene) = scene(CHANNEL);
+    let dir = tempfile::tempdir().unwrap();
+    run_on(3, &text, &scene, dir.path(), false, Some(0.2));
+    std::fs::write(
+        dir.path().join("checkpoint.rank1-of-3.bin"),
+        b"not a checkpoint",
+    )
+    .unwrap();
+    let Scene::Fluid(fluid) = &scene else {
+        unreachable!()
     };
-    assert!(serial.contains("written by 3 rank(s)"), "{serial}");
+    for ranks in [3, 2] {
+        let errors = LocalGroup::run(ranks, |comm| {
+            match simulation_on(fluid, &text, dir.path(), true, &comm) {
+                Ok(_) => String::new(),
+                Err(e) => e.to_string(),
+            }
+        });
+        assert!(
+            errors.iter().all(|e| !e.is_empty()),
+            "every rank stops on {ranks} ranks: {errors:?}"
+        );
+        assert!(
+            errors.iter().any(|e| e.contains("not a checkpoint")),
+            "{errors:?}"
+        );
+    }
 }
 
 #[test]
