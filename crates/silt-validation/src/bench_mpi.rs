@@ -383,6 +383,275 @@ impl MpiBenchReport {
                 ));
             }
         }
+        if let Some(serial) = self
+            .strong
+            .iter()
+            .find(|r| r.case == "channel" && r.launch == Launch::Threads(1))
+        {
+            let rate = serial.seconds_per_step / serial.cells.iter().product::<usize>() as f64;
+            out.push_str(&projection_table(rate, &Network::default()));
+        }
         out
+    }
+}
+
+/// The projected efficiency of the 1024^3 channel and of the seed's sheared bed (its fluid, at
+/// D/h = 22.7: 256 x 128 x 368 cells) at 64, 512 and 4,096 cores, from the measured compute rate.
+pub fn projection_table(seconds_per_cell_step: f64, network: &Network) -> String {
+    let mut out = format!(
+        "\nProjected parallel efficiency (a model: measured compute rate {:.3e} s per cell-step on one \
+         core, ideal compute scaling; network {:.0} us per message, {:.1} GB/s per node of {} cores \
+         into the network, {:.0} GB/s between a node's ranks; the efficiency is the compute time over \
+         compute + communication, without overlap)\n\n\
+         | problem | solves/step | cores | Silt slabs: ranks x threads | Silt: comm s/step | Silt efficiency | CaNS pencils model: efficiency |\n\
+         |---|---|---|---|---|---|---|\n",
+        seconds_per_cell_step,
+        network.latency * 1e6,
+        network.node_bandwidth / 1e9,
+        network.cores_per_node,
+        network.shared_memory_bandwidth / 1e9
+    );
+    let problems: [(&str, [usize; 3], usize); 3] = [
+        ("channel 1024^3, explicit", [1024, 1024, 1024], 3),
+        (
+            "channel 1024^3, Crank–Nicolson direct",
+            [1024, 1024, 1024],
+            12,
+        ),
+        (
+            "sheared bed's fluid, seed D/h = 22.7 (256 x 128 x 368)",
+            [256, 128, 368],
+            12,
+        ),
+    ];
+    for (name, cells, solves) in problems {
+        for cores in [64, 512, 4096] {
+            let slabs = project_slabs(cells, cores, seconds_per_cell_step, solves, network);
+            let pencils = project_pencils(cells, cores, seconds_per_cell_step, solves, network);
+            out.push_str(&format!(
+                "| {name} | {solves} | {cores} | {} x {} | {:.3} | {:.2} | {:.2} |\n",
+                slabs.ranks,
+                slabs.threads,
+                slabs.communication,
+                slabs.efficiency,
+                pencils.efficiency
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_costs_nothing_on_one_core_and_more_with_more_ranks() {
+        let net = Network::default();
+        let one = project_slabs([256, 256, 256], 1, 1e-7, 3, &net);
+        assert_eq!((one.communication, one.efficiency), (0.0, 1.0));
+        let mut last = 1.0;
+        for cores in [2, 8, 64, 128] {
+            let p = project_slabs([256, 256, 256], cores, 1e-7, 3, &net);
+            assert!(p.efficiency < last, "{p:?}");
+            last = p.efficiency;
+        }
+        // More solves per step: 18 more transposes of (P - 1)/P of the slab.
+        let few = project_slabs([256, 256, 256], 64, 1e-7, 3, &net);
+        let many = project_slabs([256, 256, 256], 64, 1e-7, 12, &net);
+        let slab = 8.0 * 256f64.powi(3) / 64.0;
+        let extra = 18.0 * slab * 63.0 / 64.0;
+        assert!((many.bytes_per_rank - few.bytes_per_rank - extra).abs() < 1.0);
+        assert!(many.communication > few.communication, "{few:?} {many:?}");
+    }
+
+    #[test]
+    fn slabs_stop_at_two_planes_per_rank_and_use_threads_beyond() {
+        let p = project_slabs([1024, 1024, 1024], 4096, 1e-7, 3, &Network::default());
+        assert_eq!((p.ranks, p.threads), (512, 8));
+        let bed = project_slabs([256, 128, 368], 512, 1e-7, 12, &Network::default());
+        assert_eq!((bed.ranks, bed.threads), (184, 3));
+    }
+
+    #[test]
+    fn an_all_to_all_moves_what_it_should() {
+        // Two ranks, no latency: each sends half its slab per transpose.
+        let net = Network {
+            latency: 0.0,
+            node_bandwidth: 1e9,
+            shared_memory_bandwidth: 1e12,
+            cores_per_node: 1,
+        };
+        let p = project_slabs([64, 64, 64], 2, 0.0, 1, &net);
+        let slab = 8.0 * 64.0 * 64.0 * 32.0;
+        let halos = 3.0 * 8.0 * 2.0 * 8.0 * 64.0 * 64.0;
+        assert!((p.bytes_per_rank - (2.0 * slab / 2.0 + halos)).abs() < 1e-6);
+        assert!((p.communication - p.bytes_per_rank / 1e9).abs() < 1e-12);
+    }
+}
+
+/// The network and machine a projection assumes.
+#[derive(Clone, Copy, Debug)]
+pub struct Network {
+    /// Seconds per message (latency).
+    pub latency: f64,
+    /// Bytes per second a node injects into the network (shared by its ranks).
+    pub node_bandwidth: f64,
+    /// Bytes per second a node moves between its own ranks (shared memory; shared by its ranks).
+    pub shared_memory_bandwidth: f64,
+    /// Cores per node.
+    pub cores_per_node: usize,
+}
+
+impl Default for Network {
+    /// An InfiniBand HDR100 cluster of 64-core nodes: 2 us per message, 12.5 GB/s per node into the
+    /// network, 50 GB/s between the ranks of a node.
+    fn default() -> Self {
+        Network {
+            latency: 2e-6,
+            node_bandwidth: 12.5e9,
+            shared_memory_bandwidth: 50e9,
+            cores_per_node: 64,
+        }
+    }
+}
+
+impl Network {
+    /// Seconds for every rank of a node to send `bytes` each, a share `remote` of it to other nodes.
+    fn transfer(&self, bytes: f64, remote: f64, ranks_per_node: f64) -> f64 {
+        let network = bytes * remote * ranks_per_node / self.node_bandwidth;
+        let local = bytes * (1.0 - remote) * ranks_per_node / self.shared_memory_bandwidth;
+        network.max(local)
+    }
+}
+
+/// A projected step of the fluid on `cores` cores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Projection {
+    pub cores: usize,
+    /// Ranks and threads per rank used (slabs need at least 2 z planes per rank).
+    pub ranks: usize,
+    pub threads: usize,
+    pub compute: f64,
+    pub communication: f64,
+    /// Bytes each rank sends per step.
+    pub bytes_per_rank: f64,
+    pub efficiency: f64,
+}
+
+/// The projected step of Silt's slab-decomposed fluid on `cores` cores for a grid of `cells`, from
+/// the measured compute rate `seconds_per_cell_step` (one core) and `solves` pressure-type solves
+/// per step (3: explicit or Jacobi viscous terms; 12: direct Crank–Nicolson as well):
+/// each solve transposes twice (an all-to-all of the rank's slab: P - 1 messages, (P - 1)/P of its
+/// bytes); each of the 3 stages exchanges 8 fields' halo planes with 2 neighbours and makes 4 small
+/// all-gathers (log2 P latencies). Ranks are at most n_z / 2 (2 planes each) and n_x; beyond that
+/// the cores are ranks x threads (threads assumed to scale as the ranks do). The node's injection
+/// bandwidth is shared by its ranks. Efficiency: the one-core step over (cores x the step).
+pub fn project_slabs(
+    cells: [usize; 3],
+    cores: usize,
+    seconds_per_cell_step: f64,
+    solves: usize,
+    network: &Network,
+) -> Projection {
+    let n = cells.iter().product::<usize>() as f64;
+    let max_ranks = (cells[2] / 2).min(cells[0]).max(1);
+    let ranks = cores.min(max_ranks);
+    let threads = cores.div_ceil(ranks);
+    let p = ranks as f64;
+    let ranks_per_node = (network.cores_per_node / threads).max(1).min(ranks) as f64;
+    let slab_bytes = 8.0 * n / p;
+    // Of an all-to-all, the share to other nodes; of the halos, the slabs at a node's ends.
+    let remote = if ranks > 1 {
+        (p - ranks_per_node) / (p - 1.0)
+    } else {
+        0.0
+    };
+    let all_to_all = if ranks > 1 {
+        (p - 1.0) * network.latency
+            + network.transfer(slab_bytes * (p - 1.0) / p, remote, ranks_per_node)
+    } else {
+        0.0
+    };
+    let plane_bytes = 8.0 * (cells[0] * cells[1]) as f64;
+    let halo_remote = if ranks as f64 > ranks_per_node {
+        1.0 / ranks_per_node
+    } else {
+        0.0
+    };
+    let halos = if ranks > 1 {
+        3.0 * 8.0
+            * (2.0 * network.latency
+                + network.transfer(2.0 * plane_bytes, halo_remote, ranks_per_node))
+    } else {
+        0.0
+    };
+    let gathers = if ranks > 1 {
+        3.0 * 4.0 * p.log2().ceil() * network.latency
+    } else {
+        0.0
+    };
+    let communication = 2.0 * solves as f64 * all_to_all + halos + gathers;
+    let compute = seconds_per_cell_step * n / cores as f64;
+    let bytes_per_rank = if ranks > 1 {
+        2.0 * solves as f64 * slab_bytes * (p - 1.0) / p + 3.0 * 8.0 * 2.0 * plane_bytes
+    } else {
+        0.0
+    };
+    Projection {
+        cores,
+        ranks,
+        threads,
+        compute,
+        communication,
+        bytes_per_rank,
+        efficiency: compute / (compute + communication),
+    }
+}
+
+/// The same model for CaNS's pencils (2DECOMP&FFT, a sqrt(P) x sqrt(P) process grid): each solve
+/// transposes four times (x to y to z and back), each an all-to-all among sqrt(P) ranks of the
+/// rank's whole pencil; halos with 4 neighbours; one rank per core.
+pub fn project_pencils(
+    cells: [usize; 3],
+    cores: usize,
+    seconds_per_cell_step: f64,
+    solves: usize,
+    network: &Network,
+) -> Projection {
+    let n = cells.iter().product::<usize>() as f64;
+    let p = cores as f64;
+    let row = p.sqrt();
+    let ranks_per_node = network.cores_per_node.min(cores) as f64;
+    let pencil_bytes = 8.0 * n / p;
+    // A row of the process grid spans sqrt(P) ranks: within a node while it fits.
+    let remote = ((row - ranks_per_node) / row).max(0.0);
+    let transpose = if cores > 1 {
+        (row - 1.0) * network.latency
+            + network.transfer(
+                pencil_bytes * (row - 1.0) / row,
+                remote.max(0.5),
+                ranks_per_node,
+            )
+    } else {
+        0.0
+    };
+    let face_bytes = 8.0 * (cells[0] as f64) * (cells[2] as f64) / row;
+    let halos = if cores > 1 {
+        3.0 * 8.0
+            * (4.0 * network.latency + network.transfer(4.0 * face_bytes, 0.5, ranks_per_node))
+    } else {
+        0.0
+    };
+    let communication = 4.0 * solves as f64 * transpose + halos;
+    let compute = seconds_per_cell_step * n / p;
+    Projection {
+        cores,
+        ranks: cores,
+        threads: 1,
+        compute,
+        communication,
+        bytes_per_rank: 4.0 * solves as f64 * pencil_bytes * (row - 1.0) / row,
+        efficiency: compute / (compute + communication),
     }
 }
