@@ -238,6 +238,25 @@ impl Decomposition {
         out
     }
 
+    /// The low ghost plane along z of `field` only, from the low neighbour (its last plane): what the
+    /// divergence reads of w between the Crank–Nicolson solve and the projection.
+    pub fn exchange_low_halo(&self, field: &mut Field) {
+        let [low, high] = self.neighbours;
+        if !self.is_distributed() {
+            return;
+        }
+        let plane = field.plane_len();
+        let n = field.dims[2] - 2;
+        let last = field.data[n * plane..(n + 1) * plane].to_vec();
+        let sends: Vec<(usize, u16, &[f64])> =
+            high.map(|rank| (rank, 0, &last[..])).into_iter().collect();
+        let mut receives: Vec<(usize, u16, &mut [f64])> = low
+            .map(|rank| (rank, 0, &mut field.data[..plane]))
+            .into_iter()
+            .collect();
+        self.comm.exchange(&sends, &mut receives);
+    }
+
     /// The sum over the domain of per-plane sums: this rank's `plane_sums` (its planes in z order)
     /// gathered with the others' and added in z order, as the serial solver adds them.
     pub fn sum_of_planes(&self, plane_sums: &[f64]) -> f64 {

@@ -701,7 +701,17 @@ impl FluidSolver {
                 );
             }
         }
-        self.fill_velocity_ghosts();
+        // Until the projection ends with a full ghost fill, only the divergence reads ghost values
+        // of u*: those of the domain's faces and, between slabs, w's below the slab.
+        let (grid, own) = (
+            self.decomposition.local_grid(),
+            self.decomposition.boundaries(),
+        );
+        for c in 0..3 {
+            own.fill_velocity_ghosts(grid, c, &mut self.state.velocity[c]);
+        }
+        self.decomposition
+            .exchange_low_halo(&mut self.state.velocity[2]);
         self.times.helmholtz += clock.elapsed().as_secs_f64();
     }
 

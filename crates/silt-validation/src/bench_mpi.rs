@@ -484,7 +484,7 @@ mod tests {
         };
         let p = project_slabs([64, 64, 64], 2, 0.0, 1, &net);
         let slab = 8.0 * 64.0 * 64.0 * 32.0;
-        let halos = 3.0 * 8.0 * 2.0 * 8.0 * 64.0 * 64.0;
+        let halos = 3.0 * 11.0 * 8.0 * 64.0 * 64.0;
         assert!((p.bytes_per_rank - (2.0 * slab / 2.0 + halos)).abs() < 1e-6);
         assert!((p.communication - p.bytes_per_rank / 1e9).abs() < 1e-12);
     }
@@ -543,7 +543,7 @@ pub struct Projection {
 /// the measured compute rate `seconds_per_cell_step` (one core) and `solves` pressure-type solves
 /// per step (3: explicit or Jacobi viscous terms; 12: direct Crank–Nicolson as well):
 /// each solve transposes twice (an all-to-all of the rank's slab: P - 1 messages, (P - 1)/P of its
-/// bytes); each of the 3 stages exchanges 8 fields' halo planes with 2 neighbours and makes 4 small
+/// bytes); each of the 3 stages sends 11 halo planes to its 2 neighbours and makes 4 small
 /// all-gathers (log2 P latencies). Ranks are at most n_z / 2 (2 planes each) and n_x; beyond that
 /// the cores are ranks x threads (threads assumed to scale as the ranks do). The node's injection
 /// bandwidth is shared by its ranks. Efficiency: the one-core step over (cores x the step).
@@ -579,10 +579,11 @@ pub fn project_slabs(
     } else {
         0.0
     };
+    // Per stage 11 halo planes: w's low one after the Crank–Nicolson solve, the pressure
+    // correction's two, and the two of u, v, w and p after the projection.
     let halos = if ranks > 1 {
-        3.0 * 8.0
-            * (2.0 * network.latency
-                + network.transfer(2.0 * plane_bytes, halo_remote, ranks_per_node))
+        3.0 * (11.0 * network.latency
+            + network.transfer(11.0 * plane_bytes, halo_remote, ranks_per_node))
     } else {
         0.0
     };
@@ -594,7 +595,7 @@ pub fn project_slabs(
     let communication = 2.0 * solves as f64 * all_to_all + halos + gathers;
     let compute = seconds_per_cell_step * n / cores as f64;
     let bytes_per_rank = if ranks > 1 {
-        2.0 * solves as f64 * slab_bytes * (p - 1.0) / p + 3.0 * 8.0 * 2.0 * plane_bytes
+        2.0 * solves as f64 * slab_bytes * (p - 1.0) / p + 3.0 * 11.0 * plane_bytes
     } else {
         0.0
     };
