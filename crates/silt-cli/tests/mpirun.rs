@@ -8,45 +8,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// A channel across z (the axis the ranks split) held at its flow rate with a moving lid.
-const CHANNEL: &str = r#"
-[fluid]
-cells = [16, 12, 21]
-spacing = 0.05
-viscosity = 0.01
-end_time = 0.5
-cfl = 0.5
-initial = { type = "uniform", velocity = [1.0, 0.2, 0.0] }
-
-[fluid.boundaries]
-z_low = { type = "no-slip" }
-z_high = { type = "no-slip", velocity = [0.3, 0.0, 0.0] }
-
-[fluid.driving]
-type = "flow-rate"
-axis = "x"
-bulk_velocity = 1.0
-
-[fluid.output]
-interval = 0.1
-checkpoint_interval = 0.2
-profile_axis = "z"
-"#;
-
-/// A periodic Taylor–Green box, profiles along x.
-const BOX: &str = r#"
-[fluid]
-cells = [16, 16, 15]
-spacing = 0.4
-viscosity = 0.01
-end_time = 0.5
-cfl = 0.5
-initial = { type = "taylor-green-3d", amplitude = 1.0 }
-
-[fluid.output]
-interval = 0.1
-profile_axis = "x"
-"#;
+/// The distributed examples: a channel across z (the axis the ranks split) held at its flow rate,
+/// and a periodic Taylor–Green box.
+const CHANNEL: &str = include_str!("../../../examples/mpi-channel.toml");
+const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
 
 fn silt(ranks: Option<usize>, args: &[&str], dir: &Path) -> Output {
     let silt = env!("CARGO_BIN_EXE_silt");
@@ -171,5 +136,56 @@ fn mpirun_refuses_scenes_that_cannot_be_split_yet() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cannot run on 2 ranks yet"), "{stderr}");
     // Printed once, by rank 0.
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+}
+
+#[test]
+fn mpirun_stops_a_diverging_run_on_every_rank_with_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("box.toml"), BOX).unwrap();
+    // A runaway body force at a fixed step: the CFL limit is passed at t ~ 0.14.
+    let args = [
+        "run",
+        "box.toml",
+        "-o",
+        "runaway",
+        "--set",
+        "fluid.body_force=[100.0, 0.0, 0.0]",
+        "--unset",
+        "fluid.cfl",
+        "--set",
+        "fluid.time_step=0.05",
+    ];
+    let output = silt(Some(3), &args, dir.path());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.matches("the flow diverged at step").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("is kept in").count(), 1, "{stderr}");
+    let rows = read(&dir.path().join("runaway/diagnostics.csv"));
+    assert!(rows.lines().count() >= 2, "{rows}");
+    for r in 0..3 {
+        assert!(dir
+            .path()
+            .join(format!("runaway/checkpoint.rank{r}-of-3.bin"))
+            .exists());
+    }
+}
+
+#[test]
+fn mpirun_refuses_more_ranks_than_slabs_naming_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("box.toml"), BOX).unwrap();
+    // 15 planes of cells: at most 7 slabs of 2.
+    let output = silt(Some(8), &["run", "box.toml", "-o", "out"], dir.path());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("fluid.cells") && stderr.contains("use at most 7 ranks"),
+        "{stderr}"
+    );
     assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
 }

@@ -6,46 +6,10 @@ use silt_io::scenes::{simulation, simulation_on, Scene};
 use silt_parallel::LocalGroup;
 use std::path::Path;
 
-/// A channel across z (the axis the ranks split) held at its flow rate, started uniform, with an
-/// adaptive step and profiles across the walls.
-const CHANNEL: &str = r#"
-[fluid]
-cells = [8, 6, 13]
-spacing = 0.1
-viscosity = 0.02
-end_time = 0.3
-cfl = 0.5
-initial = { type = "uniform", velocity = [1.0, 0.2, 0.0] }
-
-[fluid.boundaries]
-z_low = { type = "no-slip" }
-z_high = { type = "no-slip", velocity = [0.3, 0.0, 0.0] }
-
-[fluid.driving]
-type = "flow-rate"
-axis = "x"
-bulk_velocity = 1.0
-
-[fluid.output]
-interval = 0.1
-checkpoint_interval = 0.2
-profile_axis = "z"
-"#;
-
-/// A periodic Taylor–Green box (fully three-dimensional), profiles along x.
-const BOX: &str = r#"
-[fluid]
-cells = [8, 10, 11]
-spacing = 0.6
-viscosity = 0.01
-end_time = 0.3
-cfl = 0.5
-initial = { type = "taylor-green-3d", amplitude = 1.0 }
-
-[fluid.output]
-interval = 0.1
-profile_axis = "x"
-"#;
+/// The distributed examples: a channel across z (the axis the ranks split) held at its flow rate,
+/// with profiles across the walls, and a periodic Taylor–Green box with profiles along x.
+const CHANNEL: &str = include_str!("../../../examples/mpi-channel.toml");
+const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
 
 fn scene(text: &str) -> (String, Scene) {
     let scene = Scene::parse(text, Path::new("scene.toml")).unwrap();
@@ -72,7 +36,7 @@ fn read(path: &Path) -> String {
 
 #[test]
 fn a_run_on_one_to_four_ranks_writes_the_serial_figures() {
-    for (text, cells) in [(CHANNEL, "0 8 0 6 0 13"), (BOX, "0 8 0 10 0 11")] {
+    for (text, cells) in [(CHANNEL, "0 16 0 12 0 21"), (BOX, "0 16 0 16 0 15")] {
         let (text, scene) = scene(text);
         let serial = tempfile::tempdir().unwrap();
         let Scene::Fluid(fluid) = &scene else {
@@ -82,7 +46,7 @@ fn a_run_on_one_to_four_ranks_writes_the_serial_figures() {
         sim.run(None, &mut |_| {}).unwrap();
         let diagnostics = read(&serial.path().join("diagnostics.csv"));
         assert!(diagnostics.lines().count() >= 4, "{diagnostics}");
-        let profile = read(&serial.path().join("profiles/profile_000003.csv"));
+        let profile = read(&serial.path().join("profiles/profile_000005.csv"));
         for ranks in 2..=4 {
             let dir = tempfile::tempdir().unwrap();
             run_on(ranks, &text, &scene, dir.path(), false, None);
@@ -92,21 +56,21 @@ fn a_run_on_one_to_four_ranks_writes_the_serial_figures() {
                 "diagnostics on {ranks} ranks ({cells})"
             );
             assert_eq!(
-                read(&dir.path().join("profiles/profile_000003.csv")),
+                read(&dir.path().join("profiles/profile_000005.csv")),
                 profile,
                 "profile on {ranks} ranks ({cells})"
             );
             // One image of the ranks' pieces, listed by the series.
-            let pvti = read(&dir.path().join("fluid/fluid_000003.pvti"));
+            let pvti = read(&dir.path().join("fluid/fluid_000005.pvti"));
             assert_eq!(pvti.matches("<Piece ").count(), ranks, "{pvti}");
             assert!(pvti.contains(&format!("WholeExtent=\"{cells}\"")), "{pvti}");
             for r in 0..ranks {
                 assert!(dir
                     .path()
-                    .join(format!("fluid/fluid_000003_r{r:04}.vti"))
+                    .join(format!("fluid/fluid_000005_r{r:04}.vti"))
                     .exists());
             }
-            assert!(read(&dir.path().join("series.pvd")).contains("fluid/fluid_000003.pvti"));
+            assert!(read(&dir.path().join("series.pvd")).contains("fluid/fluid_000005.pvti"));
         }
     }
 }

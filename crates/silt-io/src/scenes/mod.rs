@@ -99,14 +99,13 @@ pub trait SceneKind {
     /// split among ranks yet refuse more.
     fn build_on(&self, comm: &Comm) -> Result<Self::Model, SceneError> {
         if comm.size() > 1 {
-            let model = self.build()?;
+            // Refused before building: a large model is not built only to be refused.
             return Err(SceneError {
                 file: PathBuf::new(),
                 key: String::new(),
                 message: format!(
-                    "a {} scene cannot run on {} ranks yet (distributed runs: fluid scenes); run it \
+                    "this scene cannot run on {} ranks yet (distributed runs: fluid scenes); run it \
                      on one rank, without mpirun",
-                    model.kind(),
                     comm.size()
                 ),
             });
