@@ -45,12 +45,7 @@ impl FluidSolver {
     pub fn mean_velocity(&self, c: usize) -> f64 {
         let f = &self.state.velocity[c];
         let sums = plane_sums_over(f.dims, self.velocity_unknowns(c), |x| f.data[x]);
-        let count = self
-            .config
-            .boundaries
-            .velocity_unknowns(&self.config.grid, c)
-            .len();
-        self.decomposition().sum_of_planes(&sums) / count as f64
+        self.decomposition().sum_of_planes(&sums) / self.global_unknowns(c) as f64
     }
 
     /// [`crate::diagnostics::wall_shear_stress`] over the whole wall (a wall across z lies on one

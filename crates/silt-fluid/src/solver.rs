@@ -372,7 +372,7 @@ impl FluidSolver {
     }
 
     /// Unknowns of velocity component `c` in the whole domain.
-    fn global_unknowns(&self, c: usize) -> usize {
+    pub(crate) fn global_unknowns(&self, c: usize) -> usize {
         self.config
             .boundaries
             .velocity_unknowns(&self.config.grid, c)
