@@ -2,7 +2,7 @@
 //! silt built with `--features mpi`, against the serial run of the same binary. The diagnostics and
 //! profiles are the serial run's to the byte on 2, 3 and 4 ranks (the decomposed solver does every
 //! value's arithmetic in the serial order), the fluid image is one `.pvti` of per-rank pieces, and a
-//! run stopped on 2 ranks and resumed on 3 continues bit for bit.
+//! run stopped on 2 ranks and resumed on 3 continues bit for bit. A fiber scene gives the serial files.
 #![cfg(feature = "mpi")]
 
 use std::path::Path;
@@ -12,6 +12,8 @@ use std::process::{Command, Output};
 /// and a periodic Taylor–Green box.
 const CHANNEL: &str = include_str!("../../../examples/mpi-channel.toml");
 const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
+/// Fibers in shear, the hydrodynamics shared out by rows.
+const FIBERS: &str = include_str!("../../../examples/mpi-fibers.toml");
 
 fn silt(ranks: Option<usize>, args: &[&str], dir: &Path) -> Output {
     let silt = env!("CARGO_BIN_EXE_silt");
@@ -82,6 +84,32 @@ fn mpirun_gives_the_serial_run_to_the_byte() {
             assert_eq!(pvti.matches("<Piece ").count(), ranks, "{pvti}");
             assert!(pvti.contains(&format!("WholeExtent=\"{cells}\"")), "{pvti}");
         }
+    }
+}
+
+#[test]
+fn mpirun_runs_fibers_to_the_serial_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("fibers.toml"), FIBERS).unwrap();
+    succeeds(
+        silt(
+            None,
+            &["run", "fibers.toml", "-o", "serial", "--quiet"],
+            dir.path(),
+        ),
+        "serial run",
+    );
+    let stderr = succeeds(
+        silt(Some(3), &["run", "fibers.toml", "-o", "np3"], dir.path()),
+        "3 ranks",
+    );
+    assert_eq!(stderr.matches("silt: done").count(), 1, "{stderr}");
+    for file in ["diagnostics.csv", "fibers.csv", "fibers/fibers_000004.vtp"] {
+        assert_eq!(
+            read(&dir.path().join("np3").join(file)),
+            read(&dir.path().join("serial").join(file)),
+            "{file}"
+        );
     }
 }
 

@@ -16,6 +16,8 @@ use crate::constraints::{Constraint, ConstraintState, ConstraintSystem, JointLin
 use crate::elasticity::{Bending, Twist};
 use crate::flows::AmbientFlow;
 use crate::mobility::Mobility;
+use silt_parallel::{Comm, SingleRank};
+
 use crate::multipliers::{solve_constrained, Ambient, ConstrainedMotion, Loads, MultiplierSolver};
 
 /// Largest step over the bending time `η (2a)⁴ / K_b` of the gears model: the Adams–Bashforth scheme
@@ -66,6 +68,9 @@ pub struct FiberSystem {
     pub last_multipliers: Vec<f64>,
     /// Time `t`.
     pub time: f64,
+    /// The ranks that share the hydrodynamics (each holds the whole state and computes its rows of
+    /// the mobility products); one rank by default.
+    pub comm: Comm,
 }
 
 /// A force and a torque on one bead.
@@ -168,6 +173,7 @@ impl FiberSystem {
             link_correction: 0.0,
             last_multipliers: Vec::new(),
             time: 0.0,
+            comm: SingleRank::comm(),
         }
     }
 
@@ -295,6 +301,7 @@ impl FiberSystem {
         });
         let system = self.constraint_system();
         solve_constrained(
+            &*self.comm,
             &self.mobility,
             &self.fibers.positions,
             &system,

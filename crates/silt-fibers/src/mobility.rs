@@ -8,6 +8,7 @@ use std::f64::consts::PI;
 use rayon::prelude::*;
 use silt_core::lanes::{with_lanes, LaneWork, Lanes, Vec3Lanes, LANES};
 use silt_core::Vec3;
+use silt_parallel::{block, Communicator};
 
 use crate::rpy::RpyKernel;
 
@@ -70,23 +71,86 @@ impl Mobility {
                     angular_velocities[i] = rotation * torques[i];
                 }
             }
-            Hydrodynamics::Rpy => {
-                let columns = Columns::new(positions, forces, torques);
-                velocities
-                    .par_chunks_mut(BEADS_PER_TASK)
-                    .zip(angular_velocities.par_chunks_mut(BEADS_PER_TASK))
-                    .enumerate()
-                    .for_each(|(task, (velocities, angular_velocities))| {
-                        with_lanes(RpyRows {
-                            kernel: &self.kernel,
-                            columns: &columns,
-                            positions: &positions[task * BEADS_PER_TASK..],
-                            velocities,
-                            angular_velocities,
-                        })
-                    });
-            }
+            Hydrodynamics::Rpy => self.rpy_rows(
+                positions,
+                forces,
+                torques,
+                0,
+                velocities,
+                angular_velocities,
+            ),
         }
+    }
+
+    /// [`Mobility::apply`] on the ranks of `comm`, each computing the rows of its block of beads
+    /// (`silt_parallel::block`) and all of them gathering the whole result: the `O(N²)` product
+    /// split by rows. A row is summed in the same order whoever computes it, so the result is the
+    /// serial product bit for bit on any number of ranks. Every rank calls it with the same inputs.
+    pub fn apply_on(
+        &self,
+        comm: &dyn Communicator,
+        positions: &[Vec3],
+        forces: &[Vec3],
+        torques: &[Vec3],
+        velocities: &mut [Vec3],
+        angular_velocities: &mut [Vec3],
+    ) {
+        if comm.size() == 1 || self.hydrodynamics == Hydrodynamics::FreeDrain {
+            return self.apply(positions, forces, torques, velocities, angular_velocities);
+        }
+        let n = positions.len();
+        assert!(
+            forces.len() == n
+                && torques.len() == n
+                && velocities.len() == n
+                && angular_velocities.len() == n,
+            "Mobility::apply_on: every slice needs {n} beads"
+        );
+        let mine = block(n, comm.size(), comm.rank());
+        let mut v = vec![Vec3::ZERO; mine.len()];
+        let mut w = vec![Vec3::ZERO; mine.len()];
+        self.rpy_rows(positions, forces, torques, mine.start, &mut v, &mut w);
+        let packed: Vec<f64> = v
+            .iter()
+            .zip(&w)
+            .flat_map(|(v, w)| [v.x, v.y, v.z, w.x, w.y, w.z])
+            .collect();
+        let (all, _) = comm.all_gather_v(&packed);
+        for ((bead, velocity), angular) in all
+            .chunks_exact(6)
+            .zip(velocities.iter_mut())
+            .zip(angular_velocities.iter_mut())
+        {
+            *velocity = Vec3::new(bead[0], bead[1], bead[2]);
+            *angular = Vec3::new(bead[3], bead[4], bead[5]);
+        }
+    }
+
+    /// The RPY rows of beads `first .. first + velocities.len()` against all beads, in parallel
+    /// tasks of [`BEADS_PER_TASK`] rows.
+    fn rpy_rows(
+        &self,
+        positions: &[Vec3],
+        forces: &[Vec3],
+        torques: &[Vec3],
+        first: usize,
+        velocities: &mut [Vec3],
+        angular_velocities: &mut [Vec3],
+    ) {
+        let columns = Columns::new(positions, forces, torques);
+        velocities
+            .par_chunks_mut(BEADS_PER_TASK)
+            .zip(angular_velocities.par_chunks_mut(BEADS_PER_TASK))
+            .enumerate()
+            .for_each(|(task, (velocities, angular_velocities))| {
+                with_lanes(RpyRows {
+                    kernel: &self.kernel,
+                    columns: &columns,
+                    positions: &positions[first + task * BEADS_PER_TASK..],
+                    velocities,
+                    angular_velocities,
+                })
+            });
     }
 
     /// The dense `6N × 6N` mobility `M*` (row-major), rows and columns ordered `(V_1, W_1, ...)` and

@@ -172,6 +172,16 @@ impl Model for FiberModel {
         Ok(())
     }
 
+    /// Every rank holds the whole state (the ranks share out only the hydrodynamics), so rank 0's
+    /// checkpoint resumes a run on any number of ranks.
+    fn checkpoint_from_ranks(
+        &self,
+        _ranks: usize,
+        load: &mut dyn FnMut(usize) -> Result<FiberCheckpoint, String>,
+    ) -> Option<Result<FiberCheckpoint, String>> {
+        Some(load(0))
+    }
+
     fn diagnostic_columns(&self) -> Vec<String> {
         DIAGNOSTIC_COLUMNS.iter().map(|c| c.to_string()).collect()
     }

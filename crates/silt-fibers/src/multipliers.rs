@@ -13,6 +13,8 @@ use faer::Mat;
 use glam::DMat3;
 use rayon::prelude::*;
 use silt_core::Vec3;
+use silt_parallel::{block, Communicator};
+use std::ops::Range;
 
 use crate::constraints::{cross_matrix, ConstraintSystem, JacobianBlock};
 use crate::mobility::{Hydrodynamics, Mobility};
@@ -80,16 +82,42 @@ pub fn assemble_multiplier_matrix(
     positions: &[Vec3],
     system: &ConstraintSystem,
 ) -> Vec<f64> {
+    assemble_rows(mobility, positions, system, 0..system.rows / 3)
+}
+
+/// [`assemble_multiplier_matrix`] on the ranks of `comm`: each fills the rows of its block of
+/// constraints and all gather the whole matrix (each entry computed as in the serial assembly).
+pub fn assemble_multiplier_matrix_on(
+    comm: &dyn Communicator,
+    mobility: &Mobility,
+    positions: &[Vec3],
+    system: &ConstraintSystem,
+) -> Vec<f64> {
+    if comm.size() == 1 {
+        return assemble_multiplier_matrix(mobility, positions, system);
+    }
+    let mine = block(system.rows / 3, comm.size(), comm.rank());
+    comm.all_gather_v(&assemble_rows(mobility, positions, system, mine))
+        .0
+}
+
+/// The rows of constraints `constraints` (3 rows each) of `J M* Jᵀ`.
+fn assemble_rows(
+    mobility: &Mobility,
+    positions: &[Vec3],
+    system: &ConstraintSystem,
+    constraints: Range<usize>,
+) -> Vec<f64> {
     let rows = system.rows;
     // Blocks grouped by their first row (each constraint's rows are filled by its own blocks).
     let mut by_row: Vec<Vec<&JacobianBlock>> = vec![Vec::new(); rows / 3];
     for b in &system.blocks {
         by_row[b.row / 3].push(b);
     }
-    let mut matrix = vec![0.0; rows * rows];
+    let mut matrix = vec![0.0; 3 * constraints.len() * rows];
     matrix
         .par_chunks_mut(3 * rows)
-        .zip(by_row.par_iter())
+        .zip(by_row[constraints].par_iter())
         .for_each(|(out, row_blocks)| {
             for p in row_blocks {
                 for q in &system.blocks {
@@ -211,13 +239,21 @@ pub fn solve_cost(system: &ConstraintSystem, solver: MultiplierSolver) -> (f64, 
         .fold((0.0, 0.0), |(b, f), (gb, gf)| (b + gb, f + gf))
 }
 
-/// Block-diagonal preconditioner: the Cholesky factors of each coupled group's own `J M* Jᵀ`.
-struct GroupPreconditioner {
-    groups: Vec<(Vec<usize>, faer::linalg::solvers::Llt<f64>)>,
+/// Block-diagonal preconditioner: the Cholesky factors of each coupled group's own `J M* Jᵀ`. On
+/// several ranks each rank factorises and applies its block of the groups (`silt_parallel::block`)
+/// and all gather the result, each group solved as in the serial run.
+struct GroupPreconditioner<'a> {
+    comm: &'a dyn Communicator,
+    /// Every coupled group, in order.
+    groups: Vec<Vec<usize>>,
+    /// The groups this rank solves, and their factors.
+    mine: Range<usize>,
+    factors: Vec<faer::linalg::solvers::Llt<f64>>,
 }
 
-impl GroupPreconditioner {
+impl<'a> GroupPreconditioner<'a> {
     fn new(
+        comm: &'a dyn Communicator,
         mobility: &Mobility,
         positions: &[Vec3],
         system: &ConstraintSystem,
@@ -227,32 +263,58 @@ impl GroupPreconditioner {
         for b in &system.blocks {
             blocks_of_group[b.row / 3].push(*b);
         }
-        let factors = groups
-            .into_par_iter()
-            .map(|members| {
-                let mut local = ConstraintSystem {
-                    rows: 3 * members.len(),
-                    blocks: Vec::new(),
-                    offsets: vec![0.0; 3 * members.len()],
-                };
-                for (k, &g) in members.iter().enumerate() {
-                    local.blocks.extend(
-                        blocks_of_group[g]
-                            .iter()
-                            .map(|b| JacobianBlock { row: 3 * k, ..*b }),
-                    );
-                }
-                let matrix = assemble_multiplier_matrix(mobility, positions, &local);
-                cholesky(&matrix, local.rows).map(|f| (members, f))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        Ok(GroupPreconditioner { groups: factors })
+        let factorise = |members: &[usize]| {
+            let mut local = ConstraintSystem {
+                rows: 3 * members.len(),
+                blocks: Vec::new(),
+                offsets: vec![0.0; 3 * members.len()],
+            };
+            for (k, &g) in members.iter().enumerate() {
+                local.blocks.extend(
+                    blocks_of_group[g]
+                        .iter()
+                        .map(|b| JacobianBlock { row: 3 * k, ..*b }),
+                );
+            }
+            let matrix = assemble_multiplier_matrix(mobility, positions, &local);
+            cholesky(&matrix, local.rows)
+        };
+        let mine = block(groups.len(), comm.size(), comm.rank());
+        let factored: Vec<Result<_, String>> = groups[mine.clone()]
+            .par_iter()
+            .map(|members| factorise(members))
+            .collect();
+        // A group that fails on one rank fails on all: the first failing group (the same on every
+        // rank) names the error, its factorisation repeated where another rank held it.
+        let first_failure = factored
+            .iter()
+            .position(Result::is_err)
+            .map_or(f64::INFINITY, |k| (mine.start + k) as f64);
+        let failed = if comm.size() == 1 {
+            first_failure
+        } else {
+            -comm.max(-first_failure)
+        };
+        if failed.is_finite() {
+            let g = failed as usize;
+            return Err(match factorise(&groups[g]) {
+                Err(message) => message,
+                Ok(_) => format!("the preconditioner of coupled constraint group {g} failed"),
+            });
+        }
+        let factors = factored.into_iter().map(|f| f.expect("checked")).collect();
+        Ok(GroupPreconditioner {
+            comm,
+            groups,
+            mine,
+            factors,
+        })
     }
 
     fn apply(&self, residual: &[f64]) -> Vec<f64> {
-        let solved: Vec<Vec<f64>> = self
-            .groups
+        let solved: Vec<Vec<f64>> = self.groups[self.mine.clone()]
             .par_iter()
+            .zip(&self.factors)
             .map(|(members, factor)| {
                 let local: Vec<f64> = members
                     .iter()
@@ -261,10 +323,18 @@ impl GroupPreconditioner {
                 cholesky_solve(factor, &local)
             })
             .collect();
+        let solved: Vec<f64> = solved.concat();
+        let solved = if self.comm.size() == 1 {
+            solved
+        } else {
+            self.comm.all_gather_v(&solved).0
+        };
+        // Every group's values, in group order.
         let mut out = vec![0.0; residual.len()];
-        for ((members, _), x) in self.groups.iter().zip(&solved) {
-            for (k, &g) in members.iter().enumerate() {
-                out[3 * g..3 * g + 3].copy_from_slice(&x[3 * k..3 * k + 3]);
+        let mut values = solved.chunks_exact(3);
+        for members in &self.groups {
+            for &g in members {
+                out[3 * g..3 * g + 3].copy_from_slice(values.next().expect("a value per row"));
             }
         }
         out
@@ -276,7 +346,11 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Preconditioned conjugate gradients on `(J M* Jᵀ) λ = rhs`; returns λ and the iterations taken.
+/// On several ranks every rank iterates on the whole vectors (the same on all) and shares out the
+/// mobility product and the preconditioner.
+#[allow(clippy::too_many_arguments)]
 fn conjugate_gradient(
+    comm: &dyn Communicator,
     mobility: &Mobility,
     positions: &[Vec3],
     system: &ConstraintSystem,
@@ -290,10 +364,10 @@ fn conjugate_gradient(
         let (f, t) = system.transpose_times(x, n);
         let mut v = vec![Vec3::ZERO; n];
         let mut w = vec![Vec3::ZERO; n];
-        mobility.apply(positions, &f, &t, &mut v, &mut w);
+        mobility.apply_on(comm, positions, &f, &t, &mut v, &mut w);
         system.times(&v, &w)
     };
-    let preconditioner = GroupPreconditioner::new(mobility, positions, system)?;
+    let preconditioner = GroupPreconditioner::new(comm, mobility, positions, system)?;
     let target = tolerance * dot(rhs, rhs).sqrt();
     // Warm start from the last step's multipliers when they fit (one more product, fewer iterations).
     let (mut x, mut r) = match initial {
@@ -348,8 +422,11 @@ pub struct Loads<'a> {
 
 /// Solves for the multipliers and the constrained motion of beads at `positions` under the known
 /// loads and an optional ambient flow. `initial` multipliers (the last step's) warm-start the
-/// conjugate gradients; the direct solve ignores them.
+/// conjugate gradients; the direct solve ignores them. Every rank of `comm` calls it with the same
+/// inputs and gets the serial result, the mobility products and the assembly shared out by rows.
+#[allow(clippy::too_many_arguments)]
 pub fn solve_constrained(
+    comm: &dyn Communicator,
     mobility: &Mobility,
     positions: &[Vec3],
     system: &ConstraintSystem,
@@ -373,7 +450,7 @@ pub fn solve_constrained(
     // Unconstrained motion M* F_0 + V_∞*.
     let mut free_v = vec![Vec3::ZERO; n];
     let mut free_w = vec![Vec3::ZERO; n];
-    mobility.apply(positions, forces, torques, &mut free_v, &mut free_w);
+    mobility.apply_on(comm, positions, forces, torques, &mut free_v, &mut free_w);
     add_ambient(&mut free_v, &mut free_w);
 
     let mut iterations = 0;
@@ -400,6 +477,7 @@ pub fn solve_constrained(
                 max_iterations,
             } => {
                 let (lambda, taken) = conjugate_gradient(
+                    comm,
                     mobility,
                     positions,
                     system,
@@ -412,7 +490,7 @@ pub fn solve_constrained(
                 lambda
             }
             _ => {
-                let matrix = assemble_multiplier_matrix(mobility, positions, system);
+                let matrix = assemble_multiplier_matrix_on(comm, mobility, positions, system);
                 cholesky_solve(&cholesky(&matrix, rows)?, &rhs)
             }
         }
@@ -430,7 +508,8 @@ pub fn solve_constrained(
         .collect();
     let mut velocities = vec![Vec3::ZERO; n];
     let mut angular_velocities = vec![Vec3::ZERO; n];
-    mobility.apply(
+    mobility.apply_on(
+        comm,
         positions,
         &total_f,
         &total_t,
@@ -456,6 +535,7 @@ mod tests {
     use crate::chain::Fibers;
     use crate::constraints::{gears, Constraint, ConstraintState, PrescribedMotion};
     use crate::rpy::RpyKernel;
+    use silt_parallel::SingleRank;
     use std::f64::consts::PI;
 
     fn mobility(hydrodynamics: Hydrodynamics, radius: f64) -> Mobility {
@@ -494,6 +574,7 @@ mod tests {
         let forces = vec![Vec3::ZERO; 2];
         let torques = vec![torque, Vec3::ZERO];
         let motion = solve_constrained(
+            &SingleRank,
             &m,
             &fibers.positions,
             &system,
@@ -540,6 +621,7 @@ mod tests {
                 .collect();
             let torques: Vec<Vec3> = (0..n).map(|k| Vec3::splat(0.05 * (k % 4) as f64)).collect();
             let motion = solve_constrained(
+                &SingleRank,
                 &m,
                 &fibers.positions,
                 &system,
@@ -604,6 +686,7 @@ mod tests {
         let system = ConstraintSystem::assemble(&constraints, &state);
         let zeros = vec![Vec3::ZERO; 2];
         let err = solve_constrained(
+            &SingleRank,
             &mobility(Hydrodynamics::Rpy, a),
             &fibers.positions,
             &system,
@@ -652,6 +735,7 @@ mod tests {
         let m = mobility(Hydrodynamics::Rpy, a);
         let solve = |solver| {
             solve_constrained(
+                &SingleRank,
                 &m,
                 &fibers.positions,
                 &system,
@@ -691,8 +775,17 @@ mod tests {
             .iter()
             .map(|r| -r)
             .collect();
-        let (_, iterations) =
-            conjugate_gradient(&m, &fibers.positions, &system, &rhs, 1e-10, 200, None).unwrap();
+        let (_, iterations) = conjugate_gradient(
+            &SingleRank,
+            &m,
+            &fibers.positions,
+            &system,
+            &rhs,
+            1e-10,
+            200,
+            None,
+        )
+        .unwrap();
         assert!(iterations <= 30, "{iterations} iterations");
     }
 }

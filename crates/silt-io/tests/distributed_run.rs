@@ -1,6 +1,7 @@
 //! A fluid scene run through the user's run path on several ranks (ranks as threads: the same code as
 //! `mpirun -np N silt run`) writes the serial run's diagnostics and profiles to the byte, a ParaView
-//! image of per-rank pieces, and per-rank checkpoints that resume on any number of ranks.
+//! image of per-rank pieces, and per-rank checkpoints that resume on any number of ranks. A fiber scene
+//! (every rank holding all the beads, the hydrodynamics shared out by rows) writes the serial files.
 
 use silt_io::scenes::{simulation, simulation_on, Scene};
 use silt_parallel::LocalGroup;
@@ -10,6 +11,8 @@ use std::path::Path;
 /// with profiles across the walls, and a periodic Taylor–Green box with profiles along x.
 const CHANNEL: &str = include_str!("../../../examples/mpi-channel.toml");
 const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
+/// Fibers of odd and even bead counts in shear, conjugate-gradient multipliers.
+const FIBERS: &str = include_str!("../../../examples/mpi-fibers.toml");
 
 fn scene(text: &str) -> (String, Scene) {
     let scene = Scene::parse(text, Path::new("scene.toml")).unwrap();
@@ -173,4 +176,66 @@ fn scenes_that_cannot_be_split_yet_say_so() {
         "{}",
         errors[0]
     );
+}
+
+/// Runs a fiber scene on `ranks` ranks (one: the serial path) into `out`.
+fn run_fibers(ranks: usize, text: &str, out: &Path, resume: bool, until: Option<f64>) {
+    let Scene::Fibers(fibers) = Scene::parse(text, Path::new("scene.toml")).unwrap() else {
+        panic!("a fiber scene")
+    };
+    if ranks == 1 {
+        let mut sim = simulation(&fibers, text, out, resume).unwrap();
+        sim.run(until, &mut |_| {}).unwrap();
+        return;
+    }
+    let results = LocalGroup::run(ranks, |comm| {
+        let mut sim =
+            simulation_on(&fibers, text, out, resume, &comm).map_err(|e| e.to_string())?;
+        sim.run(until, &mut |_| {}).map_err(|e| e.to_string())?;
+        Ok::<_, String>(())
+    });
+    for (rank, r) in results.into_iter().enumerate() {
+        r.unwrap_or_else(|e| panic!("rank {rank} of {ranks}: {e}"));
+    }
+}
+
+/// The files a fiber run writes that must match the serial run's to the byte.
+const FIBER_FILES: [&str; 4] = [
+    "diagnostics.csv",
+    "fibers.csv",
+    "fibers/fibers_000002.vtp",
+    "series.pvd",
+];
+
+#[test]
+fn a_fiber_run_on_two_to_four_ranks_writes_the_serial_files_and_resumes_on_any() {
+    let serial = tempfile::tempdir().unwrap();
+    run_fibers(1, FIBERS, serial.path(), false, None);
+    let expected: Vec<String> = FIBER_FILES
+        .iter()
+        .map(|f| read(&serial.path().join(f)))
+        .collect();
+    assert!(expected[0].lines().count() >= 5, "{}", expected[0]);
+    let compare = |dir: &Path, what: &str| {
+        for (file, want) in FIBER_FILES.iter().zip(&expected) {
+            assert_eq!(&read(&dir.join(file)), want, "{file}, {what}");
+        }
+    };
+    for ranks in 2..=4 {
+        let dir = tempfile::tempdir().unwrap();
+        run_fibers(ranks, FIBERS, dir.path(), false, None);
+        compare(dir.path(), &format!("{ranks} ranks"));
+        // One set of files: the per-rank checkpoints only.
+        assert!(dir
+            .path()
+            .join(format!("checkpoint.rank{}-of-{ranks}.bin", ranks - 1))
+            .exists());
+    }
+    // Stopped at 0.1 on 3 ranks, resumed on 3, 2 and 1; a serial run resumed on 4.
+    for (first, then) in [(3, 3), (3, 2), (3, 1), (1, 4)] {
+        let dir = tempfile::tempdir().unwrap();
+        run_fibers(first, FIBERS, dir.path(), false, Some(0.1));
+        run_fibers(then, FIBERS, dir.path(), true, None);
+        compare(dir.path(), &format!("{first} ranks resumed on {then}"));
+    }
 }

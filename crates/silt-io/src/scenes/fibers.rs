@@ -842,7 +842,15 @@ impl SceneKind for FiberScene {
     }
 
     fn build(&self) -> Result<FiberModel, SceneError> {
-        let system = self.system()?;
+        self.build_on(&silt_parallel::SingleRank::comm())
+    }
+
+    /// Every rank builds the whole system and computes its rows of the mobility products
+    /// ([`silt_fibers::mobility::Mobility::apply_on`]): the serial run's numbers on any number of
+    /// ranks.
+    fn build_on(&self, comm: &silt_parallel::Comm) -> Result<FiberModel, SceneError> {
+        let mut system = self.system()?;
+        system.comm = comm.clone();
         self.solve_cost(&system)?;
         self.solve_initial(&system)?;
         Ok(FiberModel::new(system, self.dt))
