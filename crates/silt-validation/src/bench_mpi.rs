@@ -2,7 +2,8 @@
 //! CaNS (Costa 2018) on the same ranks, on the two problems of `silt bench fluid` at 128^3 with
 //! explicit viscous terms (as CaNS is run): (a) the Taylor–Green vortex, (b) the channel held at its
 //! flow rate; and the weak scaling of the channel (128 x 128 x 64 cells per rank on 1, 2 and 4
-//! ranks; 4 oversubscribe a 2-core machine: reported, not judged).
+//! ranks; 4 oversubscribe a 2-core machine: reported, not judged); and a fiber suspension (every rank
+//! holding all the beads, the RPY products shared out by rows) on threads and on ranks.
 //!
 //! Every figure is a `silt run` of a scene as a user runs it (`mpirun -np N silt run`), timed by the
 //! run itself ("after N steps in X s", the step loop without the set-up): the seconds per step are
@@ -25,6 +26,8 @@ pub struct MpiBenchOptions {
     pub cans: Option<PathBuf>,
     /// Also the weak scaling.
     pub weak: bool,
+    /// Fibers of 20 beads in the fiber suspension (0: not run).
+    pub fibers: usize,
 }
 
 impl Default for MpiBenchOptions {
@@ -35,6 +38,7 @@ impl Default for MpiBenchOptions {
             rounds: 2,
             cans: std::env::var_os("CANS_RUN_CASE").map(PathBuf::from),
             weak: true,
+            fibers: 200,
         }
     }
 }
@@ -48,6 +52,7 @@ impl MpiBenchOptions {
             rounds: 1,
             cans: None,
             weak: false,
+            fibers: 6,
         }
     }
 }
@@ -91,6 +96,25 @@ pub struct MpiBenchReport {
     pub weak: Vec<MpiBenchRow>,
     /// Why CaNS was not measured, if it was not.
     pub cans_note: Option<String>,
+    /// The fiber suspension: seconds per step on each launch.
+    pub fibers: Vec<(Launch, f64)>,
+}
+
+/// The fiber suspension: `count` stiff fibers of 20 beads at random in a cube holding 50 per
+/// 40^3 (as examples/fiber-suspension-shear.toml), simple shear, RPY, conjugate-gradient
+/// multipliers (tolerance 1e-10), dt 5e-4.
+fn fiber_suspension(count: usize, steps: u64) -> String {
+    let half = 20.0 * (count as f64 / 50.0).cbrt();
+    let dt = 5e-4;
+    format!(
+        "[fibers]\nbead_radius = 0.5\nviscosity = 1.0\nbending_rigidity = 2000.0\n\
+         hydrodynamics = \"rpy\"\nsolver = \"conjugate-gradient\"\nsolver_tolerance = 1e-10\n\
+         time_step = {dt}\nend_time = {}\n\n[fibers.flow]\ntype = \"simple-shear\"\nshear_rate = 1.0\n\n\
+         [[fibers.fiber]]\nbeads = 20\ncount = {count}\nregion = {{ min = [-{half}, -{half}, -{half}], \
+         max = [{half}, {half}, {half}] }}\nseed = 1\n\n[fibers.output]\ninterval = {}\nvtk = false\n",
+        dt * steps as f64,
+        dt * steps as f64
+    )
 }
 
 /// The Taylor–Green scene: [0, 2 pi)^3, Re = 1600, explicit viscous terms, dt = 0.2 h (CFL ~ 0.4).
@@ -294,12 +318,30 @@ pub fn run(
             });
         }
     }
+    let mut fibers = Vec::new();
+    if options.fibers > 0 {
+        let count = options.fibers;
+        for launch in [
+            Launch::Threads(1),
+            Launch::Threads(2),
+            Launch::Ranks(1),
+            Launch::Ranks(2),
+        ] {
+            let seconds =
+                seconds_per_step(silt, launch, &move |s| fiber_suspension(count, s), options)?;
+            progress(&format!(
+                "fiber suspension, {count} x 20 beads, {launch}: {seconds:.4} s/step"
+            ));
+            fibers.push((launch, seconds));
+        }
+    }
     Ok(MpiBenchReport {
         machine: crate::bench_dem::machine(),
         options: options.clone(),
         strong,
         weak,
         cans_note,
+        fibers,
     })
 }
 
@@ -380,6 +422,20 @@ impl MpiBenchReport {
                     row.cells[2],
                     row.seconds_per_step,
                     one / row.seconds_per_step
+                ));
+            }
+        }
+        if let Some((_, one)) = self.fibers.first() {
+            out.push_str(&format!(
+                "\nFiber suspension ({} fibers of 20 beads, RPY, conjugate-gradient multipliers; every \
+                 rank holds all the beads and computes its rows of the products)\n\n\
+                 | launch | s/step | speed-up over 1 thread |\n|---|---|---|\n",
+                self.options.fibers
+            ));
+            for (launch, seconds) in &self.fibers {
+                out.push_str(&format!(
+                    "| {launch} | {seconds:.4} | {:.2} |\n",
+                    one / seconds
                 ));
             }
         }
