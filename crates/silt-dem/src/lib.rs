@@ -7,6 +7,7 @@
 
 pub mod contact;
 pub mod diagnostics;
+pub mod distributed;
 pub mod domain;
 pub mod estimates;
 pub mod forces;

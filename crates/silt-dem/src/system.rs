@@ -1,6 +1,7 @@
 //! A dry granular system and its time step.
 
 use crate::contact::{ContactModel, ContactState, Update};
+use crate::distributed::Halo;
 use crate::domain::Domain;
 use crate::forces::{
     compute_loads, ForceContext, Kinematics, LoadScratch, Loads, NoHooks, ParticleHooks,
@@ -33,6 +34,46 @@ pub enum StepError {
     },
     /// A coupled step asked for the stages of an integrator that has none (velocity Verlet).
     NoStages,
+    /// The failure of a step of a system split over ranks, as every rank reports it (the first by
+    /// sphere index over all ranks: the serial run's message).
+    OnRanks(String),
+}
+
+impl StepError {
+    /// The error naming global sphere indices instead of this rank's local ones.
+    fn with_global_index(self, ids: &[u32]) -> Self {
+        match self {
+            StepError::NonFinite {
+                particle,
+                time,
+                quantity,
+            } => StepError::NonFinite {
+                particle: ids[particle] as usize,
+                time,
+                quantity,
+            },
+            StepError::LeftDomain {
+                particle,
+                time,
+                position,
+            } => StepError::LeftDomain {
+                particle: ids[particle] as usize,
+                time,
+                position,
+            },
+            other => other,
+        }
+    }
+
+    /// Which of the ranks' failures is reported: the lowest sphere index.
+    fn order(&self) -> f64 {
+        match self {
+            StepError::NonFinite { particle, .. } | StepError::LeftDomain { particle, .. } => {
+                *particle as f64
+            }
+            _ => -1.0,
+        }
+    }
 }
 
 impl std::fmt::Display for StepError {
@@ -54,6 +95,7 @@ impl std::fmt::Display for StepError {
                 f,
                 "velocity Verlet has no Runge–Kutta stages to sub-step in a fluid; use integrator = \"seed\""
             ),
+            StepError::OnRanks(message) => f.write_str(message),
         }
     }
 }
@@ -74,7 +116,7 @@ pub struct DemCheckpoint {
 
 /// Scratch arrays of the integrators, kept between steps to avoid allocations.
 #[derive(Clone, Debug, Default)]
-struct Scratch {
+pub(crate) struct Scratch {
     position: Vec<Vec3>,
     velocity: Vec<Vec3>,
     angular_velocity: Vec<Vec3>,
@@ -107,9 +149,11 @@ pub struct DemSystem {
     pub releases: Vec<Release>,
     /// Groups of fixed spheres whose prescribed velocity is a function of time.
     pub prescribed: Vec<PrescribedVelocity>,
-    carried_loads: Option<Loads>,
+    pub(crate) carried_loads: Option<Loads>,
     densities: Vec<f64>,
-    scratch: Scratch,
+    pub(crate) scratch: Scratch,
+    /// This rank's part of a system split over ranks ([`crate::distributed`]); `None`: the whole.
+    pub halo: Option<Halo>,
 }
 
 /// Spheres `particles` move at their prescribed velocity until `time`, and are free from the first step
@@ -161,6 +205,7 @@ impl DemSystem {
             carried_loads: None,
             densities,
             scratch: Scratch::default(),
+            halo: None,
         }
     }
 
@@ -177,12 +222,9 @@ impl DemSystem {
     /// Advances the system by one time step dt with `external` loads (per particle; empty for none)
     /// added to the contact, lubrication and gravity loads of every evaluation.
     pub fn step_with_loads(&mut self, external: &Loads) -> Result<(), StepError> {
-        match self.integrator {
+        let outcome = match self.integrator {
             Integrator::PredictorCorrector { .. } | Integrator::EulerCrankNicolson { .. } => {
-                for stage in 0..3 {
-                    self.step_stage(stage, external)?;
-                }
-                Ok(())
+                (0..3).try_for_each(|stage| self.step_stage_here(stage, external))
             }
             // Its half kicks, drift, folding and checks share the passes over the particles of the
             // evaluation of the loads.
@@ -190,7 +232,38 @@ impl DemSystem {
                 self.begin_step();
                 self.velocity_verlet_step(external)
             }
-        }
+        };
+        self.agree(outcome)
+    }
+
+    /// The outcome of a step, the same on every rank of a split system (a collective there): the
+    /// failure of the lowest sphere index over all ranks, or a sphere that moved beyond what the
+    /// ghost layers cover.
+    fn agree(&self, outcome: Result<(), StepError>) -> Result<(), StepError> {
+        let Some(halo) = &self.halo else {
+            return outcome;
+        };
+        let overrun = halo
+            .overrun
+            .swap(false, std::sync::atomic::Ordering::Relaxed);
+        let local = match outcome {
+            Err(e) => {
+                let e = e.with_global_index(&halo.ids);
+                Err((e.order(), e.to_string()))
+            }
+            Ok(()) if overrun => Err((
+                -2.0,
+                format!(
+                    "a sphere moved more than the neighbour skin ({}) within one step at t = {}: \
+                     the ghost layers of the ranks no longer cover its contacts; reduce the time \
+                     step or raise neighbor_skin",
+                    self.neighbors.skin,
+                    silt_core::format_time(self.time())
+                ),
+            )),
+            Ok(()) => Ok(()),
+        };
+        silt_parallel::agree_on_failure(&*halo.comm, local).map_err(StepError::OnRanks)
     }
 
     /// The sub-steps of Runge–Kutta stage `stage` (0, 1, 2) of a step, for a coupled run in which the
@@ -198,6 +271,16 @@ impl DemSystem {
     /// with the `external` loads, the fluid's, held over the stage). The last stage completes the step.
     /// Only the integrators with stages take them: velocity Verlet is refused.
     pub fn step_stage(&mut self, stage: usize, external: &Loads) -> Result<(), StepError> {
+        let outcome = self.step_stage_here(stage, external);
+        if stage == 2 {
+            self.agree(outcome)
+        } else {
+            outcome
+        }
+    }
+
+    /// [`DemSystem::step_stage`] on this rank.
+    fn step_stage_here(&mut self, stage: usize, external: &Loads) -> Result<(), StepError> {
         if stage == 0 {
             self.begin_step();
         }
@@ -228,6 +311,7 @@ impl DemSystem {
             &mut p.position,
             &p.velocity,
             &p.angular_velocity,
+            self.halo.as_ref().map(|h| &h.owned[..]),
         )
     }
 
@@ -235,8 +319,17 @@ impl DemSystem {
     /// of those still fixed. A coupled step calls it before it forces the fluid with the spheres' motion;
     /// calling it again within the step changes nothing.
     pub fn begin_step(&mut self) {
+        if self.halo.is_some() {
+            self.redistribute_if_needed();
+        }
         self.apply_releases();
         self.apply_prescribed();
+    }
+
+    /// The global index of held sphere `k` (itself when the system is whole).
+    #[inline]
+    pub fn global_index(&self, k: usize) -> usize {
+        self.halo.as_ref().map_or(k, |h| h.ids[k] as usize)
     }
 
     /// Frees the spheres of every release that is due at the start of this step (see [`Release`]). Their
@@ -245,7 +338,7 @@ impl DemSystem {
         let start = self.time();
         for release in &self.releases {
             if start >= release.time - 0.5 * self.dt {
-                for i in release.particles.clone() {
+                for i in held(&self.halo, &release.particles) {
                     if self.particles.fixed[i] {
                         self.particles.fixed[i] = false;
                         // The pairs' effective masses change with it.
@@ -262,7 +355,7 @@ impl DemSystem {
         let middle = self.time() + 0.5 * self.dt;
         for motion in &self.prescribed {
             let velocity = Vec3::from_array(motion.velocity.each_ref().map(|s| s.at(middle)));
-            for i in motion.particles.clone() {
+            for i in held(&self.halo, &motion.particles) {
                 if self.particles.fixed[i] {
                     self.particles.velocity[i] = velocity;
                 }
@@ -503,6 +596,7 @@ impl DemSystem {
             particles: &self.particles,
             densities: &self.densities,
             external,
+            halo: self.halo.as_ref(),
         };
         let problem = compute_loads(
             &ctx,
@@ -629,6 +723,19 @@ impl DemSystem {
     }
 }
 
+/// The local indices of the spheres of global index range `members` held by this rank (all of them
+/// when the system is whole), ascending.
+fn held(halo: &Option<Halo>, members: &std::ops::Range<usize>) -> Vec<usize> {
+    match halo {
+        None => members.clone().collect(),
+        Some(h) => {
+            let from = h.ids.partition_point(|&id| (id as usize) < members.start);
+            let to = h.ids.partition_point(|&id| (id as usize) < members.end);
+            (from..to).collect()
+        }
+    }
+}
+
 /// Particles handed to a thread at a time in the per-particle loops below.
 const PARTICLES_PER_TASK: usize = 512;
 
@@ -671,7 +778,9 @@ impl ParticleHooks for VerletHalfSteps<'_> {
             *u += 0.5 * dt * force / p.mass[i];
             *w += 0.5 * dt * torque / p.inertia[i];
         }
-        check_and_wrap(ctx.domain, self.time, i, x, *u, *w)
+        let problem = check_and_wrap(ctx.domain, self.time, i, x, *u, *w);
+        // A ghost's own state is refreshed before it is read: only its owner checks it.
+        problem.filter(|_| ctx.halo.is_none_or(|h| h.owned[i]))
     }
 }
 
@@ -728,6 +837,7 @@ fn wrap_and_check(
     x: &mut [Vec3],
     u: &[Vec3],
     w: &[Vec3],
+    owned: Option<&[bool]>,
 ) -> Result<(), StepError> {
     let problems = x
         .par_chunks_mut(PARTICLES_PER_TASK)
@@ -739,7 +849,10 @@ fn wrap_and_check(
             let particles = chunk * PARTICLES_PER_TASK..;
             for (i, ((x, u), w)) in particles.zip(x.iter_mut().zip(u).zip(w)) {
                 let problem = check_and_wrap(domain, time, i, x, *u, *w);
-                first_problem = first_problem.or(problem);
+                // A ghost's own state is refreshed before it is read: only its owner checks it.
+                if owned.is_none_or(|owned| owned[i]) {
+                    first_problem = first_problem.or(problem);
+                }
             }
             first_problem
         });

@@ -139,6 +139,72 @@ impl Communicator for SingleRank {
     }
 }
 
+/// All-to-all of messages whose lengths the receivers do not know: `outgoing[r]` goes to rank `r`;
+/// returns the message from each rank, in rank order (one all-to-all of the lengths, one of the data).
+pub fn all_to_all_vecs(comm: &dyn Communicator, outgoing: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let size = comm.size();
+    assert_eq!(
+        outgoing.len(),
+        size,
+        "all_to_all_vecs: {} messages for {size} ranks",
+        outgoing.len()
+    );
+    let lengths: Vec<f64> = outgoing.iter().map(|m| m.len() as f64).collect();
+    let mut incoming_lengths = vec![0.0; size];
+    let ones = vec![1; size];
+    comm.all_to_all_v(&lengths, &ones, &mut incoming_lengths, &ones);
+    let send_counts: Vec<usize> = outgoing.iter().map(Vec::len).collect();
+    let recv_counts: Vec<usize> = incoming_lengths.iter().map(|&l| l as usize).collect();
+    let send: Vec<f64> = outgoing.concat();
+    let mut recv = vec![0.0; recv_counts.iter().sum()];
+    comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts);
+    let mut messages = Vec::with_capacity(size);
+    let mut rest = &recv[..];
+    for count in recv_counts {
+        let (message, tail) = rest.split_at(count);
+        messages.push(message.to_vec());
+        rest = tail;
+    }
+    messages
+}
+
+/// The outcome of a step every rank takes, agreed: `Err` on every rank if it failed on any, with the
+/// message of the failure that `order` puts first (the lowest; ties to the lower rank), so that
+/// every rank stops at the same point with the same message (a collective).
+pub fn agree_on_failure(
+    comm: &dyn Communicator,
+    outcome: Result<(), (f64, String)>,
+) -> Result<(), String> {
+    if comm.size() == 1 {
+        return outcome.map_err(|(_, message)| message);
+    }
+    let mine = match &outcome {
+        Ok(()) => vec![],
+        Err((order, message)) => std::iter::once(*order)
+            .chain(message.bytes().map(f64::from))
+            .collect(),
+    };
+    let (all, counts) = comm.all_gather_v(&mine);
+    let mut first: Option<(f64, &[f64])> = None;
+    let mut rest = &all[..];
+    for count in counts {
+        let (message, tail) = rest.split_at(count);
+        rest = tail;
+        if let Some((&order, text)) = message.split_first() {
+            if first.is_none_or(|(o, _)| order < o) {
+                first = Some((order, text));
+            }
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some((_, text)) => Err(String::from_utf8_lossy(
+            &text.iter().map(|&b| b as u8).collect::<Vec<u8>>(),
+        )
+        .into_owned()),
+    }
+}
+
 /// Panics unless `counts` has one entry per rank adding up to `len`.
 pub fn check_counts(len: usize, counts: &[usize], size: usize, what: &str) {
     assert_eq!(
@@ -189,6 +255,47 @@ mod tests {
                 assert!(hi - lo <= 1, "n {n} parts {parts}: {lens:?}");
             }
         }
+    }
+
+    #[test]
+    fn messages_of_any_length_reach_their_ranks() {
+        for size in 1..=4 {
+            let results = LocalGroup::run(size, |comm| {
+                let me = comm.rank();
+                let outgoing: Vec<Vec<f64>> = (0..size)
+                    .map(|to| {
+                        (0..(me + 2 * to) % 3)
+                            .map(|k| (100 * me + 10 * to + k) as f64)
+                            .collect()
+                    })
+                    .collect();
+                all_to_all_vecs(&*comm, &outgoing)
+            });
+            for (to, incoming) in results.iter().enumerate() {
+                for (from, message) in incoming.iter().enumerate() {
+                    let expected: Vec<f64> = (0..(from + 2 * to) % 3)
+                        .map(|k| (100 * from + 10 * to + k) as f64)
+                        .collect();
+                    assert_eq!(message, &expected, "{from} -> {to} of {size}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_rank_reports_the_first_failure() {
+        let results = LocalGroup::run(3, |comm| {
+            let outcome = match comm.rank() {
+                0 => Ok(()),
+                r => Err((10.0 - r as f64, format!("particle {} is lost", 10 - r))),
+            };
+            agree_on_failure(&*comm, outcome)
+        });
+        for r in results {
+            assert_eq!(r, Err("particle 8 is lost".to_string()));
+        }
+        let results = LocalGroup::run(2, |comm| agree_on_failure(&*comm, Ok(())));
+        assert!(results.iter().all(Result::is_ok));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 mod pair_lanes;
 
 use crate::contact::{ContactForce, ContactModel, ContactState, PairProperties, Side, Update};
+use crate::distributed::Halo;
 use crate::domain::Domain;
 use crate::geometry::{sphere_pair, sphere_wall, MinimumImage, SphereState};
 use crate::neighbor::NeighborList;
@@ -136,6 +137,8 @@ pub struct ForceContext<'a> {
     /// Loads from outside the contact model (the fluid's), per particle, added to every particle's
     /// sum before the integrator's per-particle work; empty for none.
     pub external: &'a Loads,
+    /// This rank's part of a split system: the ghosts take their owners' state after pass 0.
+    pub halo: Option<&'a Halo>,
 }
 
 /// What the kernels read of one particle, gathered from the particle arrays once per evaluation so that a
@@ -373,6 +376,18 @@ pub fn compute_loads<H: ParticleHooks>(
             left
         })
         .reduce(|| false, |a, b| a | b);
+    // A split system: the ghosts as their owners left them after pass 0 (the hooks moved the ghosts
+    // from their own, incomplete loads).
+    let mut some_left = some_left;
+    if let Some(halo) = ctx.halo {
+        halo.refresh(ctx.domain, position, velocity, angular_velocity);
+        for (k, &owned) in halo.owned.iter().enumerate() {
+            if !owned {
+                bodies[k] = ctx.body(k, position[k], velocity[k], angular_velocity[k]);
+                some_left |= list.left_near(&image, k, bodies[k].position);
+            }
+        }
+    }
     let bodies = &bodies[..];
 
     // Pass 1: each near pair (the pairs that may interact, see `NeighborList`) once, into its own slot.

@@ -549,6 +549,7 @@ mod tests {
             particles: &particles,
             densities: &[1.0, 1.0],
             external: &crate::forces::Loads::default(),
+            halo: None,
         };
         work(&ctx, &MinimumImage::new(&domain))
     }

@@ -1,0 +1,646 @@
+//! Spheres on several ranks (issue 23): spatial decomposition into slabs along one axis, as LAMMPS
+//! splits its box, with ghost spheres and migration.
+//!
+//! Each rank holds the spheres it *owns* (those whose centre lay in its slab at the last
+//! distribution) and *ghost* copies of the spheres within the ghost layer of its slab, all in one set
+//! of arrays sorted by global index. Sorting by global index is what makes the numbers the serial
+//! run's: the pair loop takes each pair with its lower index first and sums every sphere's pairs in
+//! ascending partner order ([`crate::forces`]), so a sphere's load is added up exactly as in the
+//! serial run once its partners are present with the serial states; pairs out of reach add exact
+//! zeros, which change no sum, so each rank's lists may hold other pairs than the serial one.
+//!
+//! * Before every evaluation of the loads the ghosts take their owners' positions and velocities
+//!   ([`Halo::refresh`], point-to-point), so that both owners of a pair evaluate it from the same
+//!   state and its contact memory evolves the same on both.
+//! * At the start of a step, when some sphere has moved more than half the neighbour skin since the
+//!   last distribution (the serial list's own rule, over all ranks), the spheres are distributed
+//!   anew ([`crate::system::DemSystem::redistribute`]): each goes to the owner of its slab with its
+//!   wall-contact memory and carried loads, the memory of its pairs goes with it, and the ghost
+//!   layers are filled again (one all-to-all).
+//! * The ghost layer is `2 r_max + range + 2 skin` thick: a pair within reach has both spheres in
+//!   the layers of their owners as long as no sphere has moved more than a skin since the
+//!   distribution, which is checked at every evaluation (a sphere moving half a skin within one
+//!   step stops the run with a message, never a wrong answer).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use silt_parallel::Comm;
+
+use crate::contact::ContactState;
+use crate::domain::Domain;
+use crate::forces::Loads;
+use crate::geometry::MinimumImage;
+use crate::neighbor::NeighborList;
+use crate::particles::Particles;
+use crate::system::DemSystem;
+use crate::Vec3;
+
+/// Equal slabs of the box along one axis, one per rank in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slabs {
+    pub axis: usize,
+    pub min: f64,
+    pub length: f64,
+    pub periodic: bool,
+    pub count: usize,
+}
+
+impl Slabs {
+    /// `count` slabs of `domain` along `axis`.
+    pub fn new(domain: &Domain, axis: usize, count: usize) -> Self {
+        Slabs {
+            axis,
+            min: domain.min[axis],
+            length: domain.length()[axis],
+            periodic: domain.periodic[axis],
+            count,
+        }
+    }
+
+    /// The slab (rank) holding position `x` (the end slabs also hold what lies beyond the box).
+    pub fn owner(&self, x: Vec3) -> usize {
+        let s = ((x[self.axis] - self.min) / self.length * self.count as f64).floor();
+        if s.is_nan() || s < 0.0 {
+            0
+        } else {
+            (s as usize).min(self.count - 1)
+        }
+    }
+
+    /// Bounds of slab `r` along the axis.
+    pub fn bounds(&self, r: usize) -> (f64, f64) {
+        let at = |k: usize| self.min + self.length * k as f64 / self.count as f64;
+        (at(r), at(r + 1))
+    }
+
+    /// Distance along the axis from `x` to slab `r` (0 inside; through the periodic sides where
+    /// that is shorter).
+    pub fn distance(&self, r: usize, x: Vec3) -> f64 {
+        let (lo, hi) = self.bounds(r);
+        let c = x[self.axis];
+        if (lo..hi).contains(&c) {
+            return 0.0;
+        }
+        let direct = (lo - c).max(c - hi).max(0.0);
+        if !self.periodic {
+            return direct;
+        }
+        let l = self.length;
+        // How far up from c the slab begins, and how far down from c it ends, around the period.
+        let up = (lo - c).rem_euclid(l);
+        let down = (c - hi).rem_euclid(l);
+        direct.min(up).min(down)
+    }
+}
+
+/// This rank's part of a distributed sphere system: which of its spheres it owns, their global
+/// indices, and the plan of the ghost exchange.
+#[derive(Debug)]
+pub struct Halo {
+    pub comm: Comm,
+    pub slabs: Slabs,
+    /// Thickness of the ghost layer.
+    pub layer: f64,
+    /// How far a sphere may move after a distribution before the layer no longer covers its pairs.
+    pub allowance: f64,
+    /// Global index of each sphere held, ascending.
+    pub ids: Vec<u32>,
+    /// Whether this rank owns each sphere held (otherwise a ghost).
+    pub owned: Vec<bool>,
+    /// Spheres in the whole system.
+    pub total: usize,
+    /// Per rank: the owned spheres (local indices) whose state it receives at each refresh.
+    pub(crate) sends: Vec<(usize, Vec<u32>)>,
+    /// Per rank: the ghosts (local indices) it owns, in the order it sends them.
+    pub(crate) receives: Vec<(usize, Vec<u32>)>,
+    /// Positions at the last distribution.
+    pub(crate) reference: Vec<Vec3>,
+    /// Distributions so far.
+    pub distributions: u64,
+    /// Set when a sphere held has moved farther than the allowance (checked after the step).
+    pub(crate) overrun: AtomicBool,
+}
+
+impl Clone for Halo {
+    fn clone(&self) -> Self {
+        Halo {
+            comm: self.comm.clone(),
+            slabs: self.slabs.clone(),
+            layer: self.layer,
+            allowance: self.allowance,
+            ids: self.ids.clone(),
+            owned: self.owned.clone(),
+            total: self.total,
+            sends: self.sends.clone(),
+            receives: self.receives.clone(),
+            reference: self.reference.clone(),
+            distributions: self.distributions,
+            overrun: AtomicBool::new(self.overrun.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// Values per sphere in a refresh: position, velocity, angular velocity.
+const STATE_LEN: usize = 9;
+/// Tag of the ghost refresh.
+const REFRESH_TAG: u16 = 41;
+
+impl Halo {
+    /// The local index of global sphere `id`, if held.
+    pub fn local(&self, id: u32) -> Option<usize> {
+        self.ids.binary_search(&id).ok()
+    }
+
+    /// Local indices of the owned spheres.
+    pub fn owned_indices(&self) -> impl Iterator<Item = usize> + '_ {
+        self.owned
+            .iter()
+            .enumerate()
+            .filter(|(_, &o)| o)
+            .map(|(k, _)| k)
+    }
+
+    /// Gives every ghost its owner's position, velocity and angular velocity (a collective of the
+    /// neighbouring ranks), and notes whether a sphere held moved beyond the allowance.
+    pub fn refresh(&self, domain: &Domain, x: &mut [Vec3], u: &mut [Vec3], w: &mut [Vec3]) {
+        let packed: Vec<Vec<f64>> = self
+            .sends
+            .iter()
+            .map(|(_, locals)| {
+                let mut values = Vec::with_capacity(STATE_LEN * locals.len());
+                for &k in locals {
+                    let k = k as usize;
+                    values.extend(x[k].to_array());
+                    values.extend(u[k].to_array());
+                    values.extend(w[k].to_array());
+                }
+                values
+            })
+            .collect();
+        let sends: Vec<(usize, u16, &[f64])> = self
+            .sends
+            .iter()
+            .zip(&packed)
+            .map(|((rank, _), values)| (*rank, REFRESH_TAG, &values[..]))
+            .collect();
+        let mut buffers: Vec<Vec<f64>> = self
+            .receives
+            .iter()
+            .map(|(_, locals)| vec![0.0; STATE_LEN * locals.len()])
+            .collect();
+        {
+            let mut receives: Vec<(usize, u16, &mut [f64])> = self
+                .receives
+                .iter()
+                .zip(buffers.iter_mut())
+                .map(|((rank, _), buffer)| (*rank, REFRESH_TAG, &mut buffer[..]))
+                .collect();
+            self.comm.exchange(&sends, &mut receives);
+        }
+        for ((_, locals), values) in self.receives.iter().zip(&buffers) {
+            for (&k, v) in locals.iter().zip(values.chunks_exact(STATE_LEN)) {
+                let k = k as usize;
+                x[k] = Vec3::new(v[0], v[1], v[2]);
+                u[k] = Vec3::new(v[3], v[4], v[5]);
+                w[k] = Vec3::new(v[6], v[7], v[8]);
+            }
+        }
+        if self.moved_farther(domain, x, self.allowance, false) {
+            self.overrun.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a sphere held (`owned_only`: an owned one) is farther than `distance` from where it was
+    /// at the last distribution.
+    pub(crate) fn moved_farther(
+        &self,
+        domain: &Domain,
+        x: &[Vec3],
+        distance: f64,
+        owned_only: bool,
+    ) -> bool {
+        let image = MinimumImage::new(domain);
+        let limit = distance * distance;
+        x.iter()
+            .zip(&self.reference)
+            .zip(&self.owned)
+            .any(|((x, x0), &owned)| {
+                (owned || !owned_only) && image.separation(*x0, *x).length_squared() > limit
+            })
+    }
+}
+
+/// Values of one contact memory in a message.
+pub(crate) const MEMORY_LEN: usize = 8;
+
+pub(crate) fn encode_memory(s: &ContactState, out: &mut Vec<f64>) {
+    out.extend([
+        f64::from(u8::from(s.touching)),
+        s.impact_speed,
+        s.stiffness,
+        s.damping,
+        s.spring.x,
+        s.spring.y,
+        s.spring.z,
+        f64::from(u8::from(s.sliding)),
+    ]);
+}
+
+pub(crate) fn decode_memory(v: &[f64]) -> ContactState {
+    ContactState {
+        touching: v[0] != 0.0,
+        impact_speed: v[1],
+        stiffness: v[2],
+        damping: v[3],
+        spring: Vec3::new(v[4], v[5], v[6]),
+        sliding: v[7] != 0.0,
+    }
+}
+
+/// One sphere in a message: its state, its memory of the walls and its carried loads.
+struct Record {
+    id: u32,
+    owned: bool,
+    position: Vec3,
+    velocity: Vec3,
+    angular_velocity: Vec3,
+    radius: f64,
+    mass: f64,
+    inertia: f64,
+    material: usize,
+    fixed: bool,
+    walls: Vec<ContactState>,
+    carried: Option<(Vec3, Vec3)>,
+}
+
+/// Values of a record before its wall memories and carried loads.
+const RECORD_HEAD: usize = 16;
+
+impl Record {
+    fn of(system: &DemSystem, k: usize, id: u32, owned: bool) -> Self {
+        let p = &system.particles;
+        let slots = system.walls.len().max(1);
+        Record {
+            id,
+            owned,
+            position: p.position[k],
+            velocity: p.velocity[k],
+            angular_velocity: p.angular_velocity[k],
+            radius: p.radius[k],
+            mass: p.mass[k],
+            inertia: p.inertia[k],
+            material: p.material[k],
+            fixed: p.fixed[k],
+            walls: if owned {
+                system.wall_states[k * slots..(k + 1) * slots].to_vec()
+            } else {
+                vec![ContactState::default(); slots]
+            },
+            carried: system.carried_loads.as_ref().map(|l| {
+                if owned {
+                    (l.force[k], l.torque[k])
+                } else {
+                    (Vec3::ZERO, Vec3::ZERO)
+                }
+            }),
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<f64>) {
+        out.extend([self.id as f64, f64::from(u8::from(self.owned))]);
+        out.extend(self.position.to_array());
+        out.extend(self.velocity.to_array());
+        out.extend(self.angular_velocity.to_array());
+        out.extend([
+            self.radius,
+            self.mass,
+            self.inertia,
+            self.material as f64,
+            f64::from(u8::from(self.fixed)),
+        ]);
+        for s in &self.walls {
+            encode_memory(s, out);
+        }
+        if let Some((f, t)) = self.carried {
+            out.extend(f.to_array());
+            out.extend(t.to_array());
+        }
+    }
+
+    /// Values of one record of a system with `slots` wall memories per sphere and (`carried`) loads.
+    fn len(slots: usize, carried: bool) -> usize {
+        RECORD_HEAD + MEMORY_LEN * slots + if carried { 6 } else { 0 }
+    }
+
+    fn decode(v: &[f64], slots: usize, carried: bool) -> Self {
+        let vec3 = |at: usize| Vec3::new(v[at], v[at + 1], v[at + 2]);
+        let walls = (0..slots)
+            .map(|s| decode_memory(&v[RECORD_HEAD + MEMORY_LEN * s..]))
+            .collect();
+        let tail = RECORD_HEAD + MEMORY_LEN * slots;
+        Record {
+            id: v[0] as u32,
+            owned: v[1] != 0.0,
+            position: vec3(2),
+            velocity: vec3(5),
+            angular_velocity: vec3(8),
+            radius: v[11],
+            mass: v[12],
+            inertia: v[13],
+            material: v[14] as usize,
+            fixed: v[15] != 0.0,
+            walls,
+            carried: carried.then(|| (vec3(tail), vec3(tail + 3))),
+        }
+    }
+}
+
+/// Where a distribution sends a sphere: its owner, and the ranks whose ghost layer holds it.
+fn destinations(slabs: &Slabs, layer: f64, x: Vec3) -> (usize, impl Iterator<Item = usize> + '_) {
+    let owner = slabs.owner(x);
+    let ghosts = (0..slabs.count).filter(move |&r| r != owner && slabs.distance(r, x) < layer);
+    (owner, ghosts)
+}
+
+impl DemSystem {
+    /// Thickness of the ghost layer: a pair within reach of a sphere that has moved at most a skin
+    /// since the distribution lies within it (module docs).
+    fn ghost_layer(&self) -> f64 {
+        2.0 * self.particles.max_radius()
+            + self.model.interaction_range()
+            + 2.0 * self.neighbors.skin
+    }
+
+    /// Splits a system that every rank of `comm` has built whole (the same on all) into slabs along
+    /// `axis`: this rank keeps the spheres of its slab and ghosts of those near it, with their
+    /// memories. On one rank the system stays whole.
+    pub fn distribute(&mut self, comm: Comm, axis: usize) {
+        if comm.size() == 1 {
+            return;
+        }
+        assert!(self.halo.is_none(), "DemSystem::distribute: already split");
+        let slabs = Slabs::new(&self.domain, axis, comm.size());
+        let layer = self.ghost_layer();
+        let me = comm.rank();
+        let total = self.particles.len();
+        let records = (0..total)
+            .filter_map(|i| {
+                let x = self.particles.position[i];
+                let (owner, mut ghosts) = destinations(&slabs, layer, x);
+                if owner == me {
+                    Some(Record::of(self, i, i as u32, true))
+                } else if ghosts.any(|r| r == me) {
+                    Some(Record::of(self, i, i as u32, false))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let list = &self.neighbors;
+        let memories = (0..list.pair_count())
+            .filter(|&p| !list.state[p].is_empty())
+            .map(|p| (list.first[p], list.second[p], list.state[p]))
+            .collect();
+        let halo = Halo {
+            comm,
+            slabs,
+            layer,
+            allowance: self.neighbors.skin,
+            ids: Vec::new(),
+            owned: Vec::new(),
+            total,
+            sends: Vec::new(),
+            receives: Vec::new(),
+            reference: Vec::new(),
+            distributions: 0,
+            overrun: AtomicBool::new(false),
+        };
+        self.assemble(halo, records, memories);
+    }
+
+    /// Distributes the spheres anew when one has moved more than half the skin since the last
+    /// distribution on any rank (a collective).
+    pub(crate) fn redistribute_if_needed(&mut self) {
+        let halo = self.halo.as_ref().expect("a split system");
+        let moved = halo.moved_farther(
+            &self.domain,
+            &self.particles.position,
+            0.5 * self.neighbors.skin,
+            true,
+        );
+        if halo.comm.max(f64::from(u8::from(moved))) > 0.0 {
+            self.redistribute();
+        }
+    }
+
+    /// Sends every owned sphere to the owner of the slab it is in now and to the ranks whose ghost
+    /// layers hold it, with its memories (one all-to-all), and rebuilds this rank's part.
+    pub fn redistribute(&mut self) {
+        let halo = self.halo.take().expect("a split system");
+        let size = halo.comm.size();
+        let (slabs, layer) = (&halo.slabs, halo.layer);
+        let mut records = vec![Vec::new(); size];
+        let mut counts = vec![0usize; size];
+        let position = &self.particles.position;
+        for k in halo.owned_indices() {
+            let (owner, ghosts) = destinations(slabs, layer, position[k]);
+            let id = halo.ids[k];
+            Record::of(self, k, id, true).encode(&mut records[owner]);
+            counts[owner] += 1;
+            for r in ghosts {
+                Record::of(self, k, id, false).encode(&mut records[r]);
+                counts[r] += 1;
+            }
+        }
+        // The memory of each pair goes to the new owners of the members this rank owned (it
+        // evaluated the pair from its owners' states, as they did).
+        let mut memories = vec![Vec::new(); size];
+        let list = &self.neighbors;
+        for pair in 0..list.pair_count() {
+            let state = &list.state[pair];
+            if state.is_empty() {
+                continue;
+            }
+            let (a, b) = (list.first[pair] as usize, list.second[pair] as usize);
+            let mut sent_to = None;
+            for member in [a, b] {
+                if !halo.owned[member] {
+                    continue;
+                }
+                let to = slabs.owner(position[member]);
+                if sent_to != Some(to) {
+                    let out: &mut Vec<f64> = &mut memories[to];
+                    out.extend([halo.ids[a] as f64, halo.ids[b] as f64]);
+                    encode_memory(state, out);
+                    sent_to = Some(to);
+                }
+            }
+        }
+        let outgoing: Vec<Vec<f64>> = (0..size)
+            .map(|r| {
+                let mut message = vec![counts[r] as f64];
+                message.extend_from_slice(&records[r]);
+                message.extend_from_slice(&memories[r]);
+                message
+            })
+            .collect();
+        let incoming = silt_parallel::all_to_all_vecs(&*halo.comm, &outgoing);
+        let slots = self.walls.len().max(1);
+        let carried = self.carried_loads.is_some();
+        let record_len = Record::len(slots, carried);
+        let mut received = Vec::new();
+        let mut pair_memories = Vec::new();
+        for message in &incoming {
+            let count = message[0] as usize;
+            let (body, rest) = message[1..].split_at(count * record_len);
+            received.extend(
+                body.chunks_exact(record_len)
+                    .map(|v| Record::decode(v, slots, carried)),
+            );
+            pair_memories.extend(
+                rest.chunks_exact(2 + MEMORY_LEN)
+                    .map(|v| (v[0] as u32, v[1] as u32, decode_memory(&v[2..]))),
+            );
+        }
+        self.assemble(halo, received, pair_memories);
+    }
+
+    /// Makes `records` (owned spheres and ghosts, each once) this rank's arrays, in ascending global
+    /// index, with the ghost exchange's plan, the pair lists and the `memories` of their pairs.
+    fn assemble(
+        &mut self,
+        mut halo: Halo,
+        mut records: Vec<Record>,
+        memories: Vec<(u32, u32, ContactState)>,
+    ) {
+        records.sort_unstable_by_key(|r| r.id);
+        let carried = self.carried_loads.is_some();
+        let mut particles = Particles::default();
+        let mut wall_states = Vec::with_capacity(records.len() * self.walls.len().max(1));
+        let mut loads = Loads::default();
+        halo.ids.clear();
+        halo.owned.clear();
+        for r in records {
+            let p = &mut particles;
+            p.position.push(r.position);
+            p.velocity.push(r.velocity);
+            p.angular_velocity.push(r.angular_velocity);
+            p.radius.push(r.radius);
+            p.mass.push(r.mass);
+            p.inertia.push(r.inertia);
+            p.material.push(r.material);
+            p.fixed.push(r.fixed);
+            wall_states.extend(r.walls);
+            if let Some((f, t)) = r.carried {
+                loads.force.push(f);
+                loads.torque.push(t);
+            }
+            halo.ids.push(r.id);
+            halo.owned.push(r.owned);
+        }
+        // Ghost exchange: each owned sphere to the ranks whose layer holds it, each ghost from its
+        // owner, both in ascending global index.
+        let (me, size) = (halo.comm.rank(), halo.comm.size());
+        let mut sends = vec![Vec::new(); size];
+        let mut receives = vec![Vec::new(); size];
+        for (k, &x) in particles.position.iter().enumerate() {
+            let (owner, ghosts) = destinations(&halo.slabs, halo.layer, x);
+            if halo.owned[k] {
+                debug_assert_eq!(owner, me, "an owned sphere lies in this rank's slab");
+                for r in ghosts {
+                    sends[r].push(k as u32);
+                }
+            } else {
+                receives[owner].push(k as u32);
+            }
+        }
+        let plan = |lists: Vec<Vec<u32>>| -> Vec<(usize, Vec<u32>)> {
+            lists
+                .into_iter()
+                .enumerate()
+                .filter(|(_, l)| !l.is_empty())
+                .collect()
+        };
+        halo.sends = plan(sends);
+        halo.receives = plan(receives);
+        halo.reference = particles.position.clone();
+        halo.distributions += 1;
+        halo.overrun.store(false, Ordering::Relaxed);
+
+        let rebuilds = self.neighbors.rebuilds;
+        self.neighbors = NeighborList::new(self.neighbors.skin);
+        self.neighbors.rebuild(
+            &self.domain,
+            &particles.position,
+            &particles.radius,
+            self.model.interaction_range(),
+        );
+        self.neighbors.rebuilds += rebuilds;
+        let local: Vec<(u32, u32, ContactState)> = memories
+            .into_iter()
+            .filter_map(|(a, b, s)| {
+                let (a, b) = (halo.local(a)?, halo.local(b)?);
+                Some((a as u32, b as u32, s))
+            })
+            .collect();
+        self.neighbors.restore_states(&local);
+        self.particles = particles;
+        self.wall_states = wall_states;
+        self.carried_loads = carried.then_some(loads);
+        self.scratch = Default::default();
+        self.halo = Some(halo);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn domain(periodic: bool) -> Domain {
+        Domain {
+            min: Vec3::new(0.0, 0.0, -1.0),
+            max: Vec3::new(1.0, 1.0, 9.0),
+            periodic: [false, false, periodic],
+        }
+    }
+
+    #[test]
+    fn slabs_own_every_position_once_and_measure_distances_around_the_period() {
+        let slabs = Slabs::new(&domain(true), 2, 4);
+        assert_eq!(slabs.bounds(1), (1.5, 4.0));
+        for (z, owner) in [
+            (-1.0, 0),
+            (1.49, 0),
+            (1.5, 1),
+            (8.99, 3),
+            (9.0, 3),
+            (-3.0, 0),
+        ] {
+            assert_eq!(slabs.owner(Vec3::new(0.5, 0.5, z)), owner, "z = {z}");
+        }
+        let at = |z: f64| Vec3::new(0.0, 0.0, z);
+        assert_eq!(slabs.distance(1, at(2.0)), 0.0);
+        assert!((slabs.distance(1, at(4.5)) - 0.5).abs() < 1e-12);
+        // The top of the box is next to the bottom slab through the periodic sides.
+        assert!((slabs.distance(0, at(8.75)) - 0.25).abs() < 1e-12);
+        assert!((slabs.distance(3, at(-0.5)) - 0.5).abs() < 1e-12);
+        let walled = Slabs::new(&domain(false), 2, 4);
+        assert!((walled.distance(0, at(8.75)) - 7.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn memories_survive_a_message() {
+        let s = ContactState {
+            touching: true,
+            impact_speed: -0.25,
+            stiffness: 3.0e5,
+            damping: 1.5,
+            spring: Vec3::new(1e-9, -2e-9, 0.0),
+            sliding: false,
+        };
+        let mut v = Vec::new();
+        encode_memory(&s, &mut v);
+        assert_eq!(v.len(), MEMORY_LEN);
+        assert_eq!(decode_memory(&v), s);
+    }
+}
