@@ -2,7 +2,8 @@
 //! silt built with `--features mpi`, against the serial run of the same binary. The diagnostics and
 //! profiles are the serial run's to the byte on 2, 3 and 4 ranks (the decomposed solver does every
 //! value's arithmetic in the serial order), the fluid image is one `.pvti` of per-rank pieces, and a
-//! run stopped on 2 ranks and resumed on 3 continues bit for bit. A fiber scene gives the serial files.
+//! run stopped on 2 ranks and resumed on 3 continues bit for bit. A fiber scene and a bed of spheres
+//! split into slabs give the serial files.
 #![cfg(feature = "mpi")]
 
 use std::path::Path;
@@ -14,6 +15,10 @@ const CHANNEL: &str = include_str!("../../../examples/mpi-channel.toml");
 const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
 /// Fibers in shear, the hydrodynamics shared out by rows.
 const FIBERS: &str = include_str!("../../../examples/mpi-fibers.toml");
+/// Spheres split into slabs, Hertz contacts with shear history.
+const BED: &str = include_str!("../../../examples/mpi-bed.toml");
+/// A rod scene (not split yet).
+const ROD: &str = include_str!("../../../examples/rod-steel-pendulum.toml");
 
 fn silt(ranks: Option<usize>, args: &[&str], dir: &Path) -> Output {
     let silt = env!("CARGO_BIN_EXE_silt");
@@ -114,6 +119,34 @@ fn mpirun_runs_fibers_to_the_serial_numbers() {
 }
 
 #[test]
+fn mpirun_runs_a_bed_to_the_serial_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bed.toml"), BED).unwrap();
+    succeeds(
+        silt(
+            None,
+            &["run", "bed.toml", "-o", "serial", "--quiet"],
+            dir.path(),
+        ),
+        "serial run",
+    );
+    let stderr = succeeds(
+        silt(Some(3), &["run", "bed.toml", "-o", "np3"], dir.path()),
+        "3 ranks",
+    );
+    assert!(stderr.contains("split along x into 3 slabs"), "{stderr}");
+    for file in ["diagnostics.csv", "track_0.csv", "track_299.csv"] {
+        assert_eq!(
+            read(&dir.path().join("np3").join(file)),
+            read(&dir.path().join("serial").join(file)),
+            "{file}"
+        );
+    }
+    let pvtp = read(&dir.path().join("np3/particles/particles_000008.pvtp"));
+    assert_eq!(pvtp.matches("<Piece ").count(), 3, "{pvtp}");
+}
+
+#[test]
 fn mpirun_resumes_on_another_number_of_ranks() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("channel.toml"), CHANNEL).unwrap();
@@ -159,7 +192,8 @@ fn mpirun_resumes_on_another_number_of_ranks() {
 #[test]
 fn mpirun_refuses_scenes_that_cannot_be_split_yet() {
     let dir = tempfile::tempdir().unwrap();
-    let output = silt(Some(2), &["run", "-o", "bed"], dir.path());
+    std::fs::write(dir.path().join("rod.toml"), ROD).unwrap();
+    let output = silt(Some(2), &["run", "rod.toml", "-o", "rod"], dir.path());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cannot run on 2 ranks yet"), "{stderr}");

@@ -134,6 +134,9 @@ pub struct Dataset {
     pub geometry: Geometry,
     pub point_data: Vec<Array>,
     pub cell_data: Vec<Array>,
+    /// Points or lines held by this rank only, of a system split over ranks: each rank writes its
+    /// piece and rank 0 one file that lists them (an image on several ranks always is a piece).
+    pub pieces: bool,
 }
 
 /// A table of numbers with named columns.

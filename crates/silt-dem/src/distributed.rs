@@ -32,7 +32,7 @@ use crate::forces::Loads;
 use crate::geometry::MinimumImage;
 use crate::neighbor::NeighborList;
 use crate::particles::Particles;
-use crate::system::DemSystem;
+use crate::system::{DemCheckpoint, DemSystem};
 use crate::Vec3;
 
 /// Equal slabs of the box along one axis, one per rank in order.
@@ -355,6 +355,72 @@ impl Record {
     }
 }
 
+/// The whole checkpoint of the pieces written by the ranks of a split run (each sphere in one piece),
+/// as the serial run writes it: to resume on another number of ranks. A whole checkpoint (a serial
+/// run's) is returned as it is.
+pub fn merge_pieces(pieces: Vec<DemCheckpoint>) -> Result<DemCheckpoint, String> {
+    if pieces.len() == 1 && pieces[0].ids.is_empty() {
+        return Ok(pieces.into_iter().next().expect("one piece"));
+    }
+    let total: usize = pieces.iter().map(|p| p.particles.len()).sum();
+    let step_count = pieces.first().map_or(0, |p| p.step_count);
+    let slots = pieces
+        .iter()
+        .find(|p| !p.particles.is_empty())
+        .map_or(1, |p| p.wall_states.len() / p.particles.len());
+    let carried = pieces.first().is_some_and(|p| p.carried_loads.is_some());
+    // Where each sphere is: (piece, index in it), by global index.
+    let mut at = vec![None; total];
+    for (r, piece) in pieces.iter().enumerate() {
+        if piece.step_count != step_count
+            || piece.ids.len() != piece.particles.len()
+            || piece.wall_states.len() != slots * piece.particles.len()
+            || piece.carried_loads.is_some() != carried
+        {
+            return Err(format!("piece {r} does not match the others"));
+        }
+        for (k, &id) in piece.ids.iter().enumerate() {
+            match at.get_mut(id as usize) {
+                Some(slot @ None) => *slot = Some((r, k)),
+                _ => return Err(format!("sphere {id} is missing or held twice")),
+            }
+        }
+    }
+    let mut whole = DemCheckpoint {
+        step_count,
+        particles: Particles::default(),
+        pair_states: Vec::new(),
+        wall_states: Vec::with_capacity(total * slots),
+        carried_loads: carried.then(Loads::default),
+        ids: Vec::new(),
+    };
+    for slot in at {
+        let (r, k) = slot.ok_or("a sphere is in no piece")?;
+        let (piece, p) = (&pieces[r], &pieces[r].particles);
+        let w = &mut whole.particles;
+        w.position.push(p.position[k]);
+        w.velocity.push(p.velocity[k]);
+        w.angular_velocity.push(p.angular_velocity[k]);
+        w.radius.push(p.radius[k]);
+        w.mass.push(p.mass[k]);
+        w.inertia.push(p.inertia[k]);
+        w.material.push(p.material[k]);
+        w.fixed.push(p.fixed[k]);
+        whole
+            .wall_states
+            .extend_from_slice(&piece.wall_states[k * slots..(k + 1) * slots]);
+        if let (Some(all), Some(mine)) = (&mut whole.carried_loads, &piece.carried_loads) {
+            all.force.push(mine.force[k]);
+            all.torque.push(mine.torque[k]);
+        }
+    }
+    // A pair of spheres of two pieces is in both, with the same memory.
+    whole.pair_states = pieces.into_iter().flat_map(|p| p.pair_states).collect();
+    whole.pair_states.sort_by_key(|&(a, b, _)| (a, b));
+    whole.pair_states.dedup_by_key(|&mut (a, b, _)| (a, b));
+    Ok(whole)
+}
+
 /// Where a distribution sends a sphere: its owner, and the ranks whose ghost layer holds it.
 fn destinations(slabs: &Slabs, layer: f64, x: Vec3) -> (usize, impl Iterator<Item = usize> + '_) {
     let owner = slabs.owner(x);
@@ -436,6 +502,21 @@ impl DemSystem {
     /// Sends every owned sphere to the owner of the slab it is in now and to the ranks whose ghost
     /// layers hold it, with its memories (one all-to-all), and rebuilds this rank's part.
     pub fn redistribute(&mut self) {
+        let halo = self.halo.as_ref().expect("a split system");
+        let list = &self.neighbors;
+        let memories = (0..list.pair_count())
+            .filter(|&p| !list.state[p].is_empty())
+            .map(|p| {
+                let (a, b) = (list.first[p] as usize, list.second[p] as usize);
+                (halo.ids[a], halo.ids[b], list.state[p])
+            })
+            .collect();
+        self.route(memories);
+    }
+
+    /// The distribution of [`DemSystem::redistribute`], with the pair `memories` (global indices)
+    /// this rank knows: each goes to the new owners of its members that this rank owns.
+    fn route(&mut self, memories_held: Vec<(u32, u32, ContactState)>) {
         let halo = self.halo.take().expect("a split system");
         let size = halo.comm.size();
         let (slabs, layer) = (&halo.slabs, halo.layer);
@@ -455,22 +536,16 @@ impl DemSystem {
         // The memory of each pair goes to the new owners of the members this rank owned (it
         // evaluated the pair from its owners' states, as they did).
         let mut memories = vec![Vec::new(); size];
-        let list = &self.neighbors;
-        for pair in 0..list.pair_count() {
-            let state = &list.state[pair];
-            if state.is_empty() {
-                continue;
-            }
-            let (a, b) = (list.first[pair] as usize, list.second[pair] as usize);
+        for (a, b, state) in &memories_held {
             let mut sent_to = None;
-            for member in [a, b] {
-                if !halo.owned[member] {
+            for member in [*a, *b] {
+                let Some(k) = halo.local(member).filter(|&k| halo.owned[k]) else {
                     continue;
-                }
-                let to = slabs.owner(position[member]);
+                };
+                let to = slabs.owner(position[k]);
                 if sent_to != Some(to) {
                     let out: &mut Vec<f64> = &mut memories[to];
-                    out.extend([halo.ids[a] as f64, halo.ids[b] as f64]);
+                    out.extend([*a as f64, *b as f64]);
                     encode_memory(state, out);
                     sent_to = Some(to);
                 }
@@ -503,6 +578,94 @@ impl DemSystem {
             );
         }
         self.assemble(halo, received, pair_memories);
+    }
+
+    /// This rank's piece of a checkpoint: its owned spheres with their global indices, the memory of
+    /// the pairs they belong to (global indices), their wall memories and carried loads.
+    pub(crate) fn checkpoint_piece(&self) -> DemCheckpoint {
+        let halo = self.halo.as_ref().expect("a split system");
+        let owned: Vec<usize> = halo.owned_indices().collect();
+        let p = &self.particles;
+        let pick = |v: &[Vec3]| owned.iter().map(|&k| v[k]).collect::<Vec<_>>();
+        let particles = Particles {
+            position: pick(&p.position),
+            velocity: pick(&p.velocity),
+            angular_velocity: pick(&p.angular_velocity),
+            radius: owned.iter().map(|&k| p.radius[k]).collect(),
+            mass: owned.iter().map(|&k| p.mass[k]).collect(),
+            inertia: owned.iter().map(|&k| p.inertia[k]).collect(),
+            material: owned.iter().map(|&k| p.material[k]).collect(),
+            fixed: owned.iter().map(|&k| p.fixed[k]).collect(),
+        };
+        let slots = self.walls.len().max(1);
+        let list = &self.neighbors;
+        let pair_states = (0..list.pair_count())
+            .filter(|&q| !list.state[q].is_empty())
+            .filter_map(|q| {
+                let (a, b) = (list.first[q] as usize, list.second[q] as usize);
+                (halo.owned[a] || halo.owned[b]).then(|| (halo.ids[a], halo.ids[b], list.state[q]))
+            })
+            .collect();
+        DemCheckpoint {
+            step_count: self.step_count,
+            particles,
+            pair_states,
+            wall_states: owned
+                .iter()
+                .flat_map(|&k| self.wall_states[k * slots..(k + 1) * slots].iter().copied())
+                .collect(),
+            carried_loads: self.carried_loads.as_ref().map(|l| Loads {
+                force: pick(&l.force),
+                torque: pick(&l.torque),
+            }),
+            ids: owned.iter().map(|&k| halo.ids[k]).collect(),
+        }
+    }
+
+    /// Restores a split system from this rank's piece of a checkpoint of as many ranks, or from a
+    /// whole checkpoint (a serial run's, or the pieces of another number of ranks merged by
+    /// [`merge_pieces`]); the spheres are distributed anew (a collective).
+    pub(crate) fn restore_split(&mut self, c: DemCheckpoint) -> Result<(), String> {
+        let mut halo = self.halo.take().expect("a split system");
+        let slots = self.walls.len().max(1);
+        if c.wall_states.len() != c.particles.len() * slots {
+            self.halo = Some(halo);
+            return Err(
+                "the checkpoint was written for a scene with a different number of walls".into(),
+            );
+        }
+        if c.ids.is_empty() {
+            if c.particles.len() != halo.total {
+                let total = halo.total;
+                self.halo = Some(halo);
+                return Err(format!(
+                    "the checkpoint holds {} particles but the scene defines {total}",
+                    c.particles.len()
+                ));
+            }
+            // Whole: every rank keeps its slab's spheres and ghosts, as at the start.
+            self.particles = c.particles.clone();
+            self.wall_states = c.wall_states.clone();
+            self.carried_loads = c.carried_loads.clone();
+            let (comm, axis) = (halo.comm.clone(), halo.slabs.axis);
+            self.neighbors = NeighborList::new(self.neighbors.skin);
+            self.restore(c)?;
+            self.distribute(comm, axis);
+            return Ok(());
+        }
+        if c.ids.len() != c.particles.len() {
+            self.halo = Some(halo);
+            return Err("the checkpoint piece does not name each of its spheres".into());
+        }
+        self.step_count = c.step_count;
+        self.particles = c.particles;
+        self.wall_states = c.wall_states;
+        self.carried_loads = c.carried_loads;
+        halo.owned = vec![true; c.ids.len()];
+        halo.ids = c.ids;
+        self.halo = Some(halo);
+        self.route(c.pair_states);
+        Ok(())
     }
 
     /// Makes `records` (owned spheres and ghosts, each once) this rank's arrays, in ascending global

@@ -3,8 +3,10 @@
 //! trajectories of tracked particles.
 
 use crate::diagnostics::{contact_statistics, energies};
+use crate::distributed::{merge_pieces, Halo};
 use crate::particles::Particles;
 use crate::system::{DemCheckpoint, DemSystem};
+use crate::Vec3;
 use silt_core::model::{
     Array, Clock, Dataset, Frame, FrameContent, Geometry, Horizon, Model, Series, StepFailure,
     Table,
@@ -67,6 +69,20 @@ impl Model for DemModel {
         self.system.restore(checkpoint)
     }
 
+    /// The pieces of a split run merged into the whole checkpoint (each rank then keeps its part).
+    fn checkpoint_from_ranks(
+        &self,
+        ranks: usize,
+        load: &mut dyn FnMut(usize) -> Result<DemCheckpoint, String>,
+    ) -> Option<Result<DemCheckpoint, String>> {
+        Some(
+            (0..ranks)
+                .map(load)
+                .collect::<Result<Vec<_>, _>>()
+                .and_then(merge_pieces),
+        )
+    }
+
     fn diagnostic_columns(&self) -> Vec<String> {
         DIAGNOSTIC_COLUMNS.iter().map(|c| c.to_string()).collect()
     }
@@ -92,33 +108,57 @@ impl Model for DemModel {
         let stats = contact_statistics(s);
         let mut frame = Frame::default();
         if content != FrameContent::NoDatasets {
-            frame.datasets.push(particle_dataset(
-                &s.particles,
-                &stats.per_particle,
-                Vec::new(),
-            ));
+            frame.datasets.push(match &s.halo {
+                None => particle_dataset(&s.particles, &stats.per_particle, Vec::new()),
+                Some(halo) => owned_dataset(s, halo, &stats.per_particle),
+            });
         }
         let p = &s.particles;
         let time = s.time();
-        for &id in &self.track {
-            let (x, u, w) = (p.position[id], p.velocity[id], p.angular_velocity[id]);
+        let row = |k: usize| {
+            let (x, u, w) = (p.position[k], p.velocity[k], p.angular_velocity[k]);
+            vec![
+                time,
+                x.x,
+                x.y,
+                x.z,
+                u.x,
+                u.y,
+                u.z,
+                w.x,
+                w.y,
+                w.z,
+                stats.per_particle[k] as f64,
+            ]
+        };
+        // Each tracked sphere's row from the rank that owns it (a collective on a split system).
+        let rows: Vec<Vec<f64>> = match &s.halo {
+            None => self.track.iter().map(|&id| row(id)).collect(),
+            Some(halo) => {
+                let mine: Vec<f64> = self
+                    .track
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(t, &id)| {
+                        let k = halo.local(id as u32).filter(|&k| halo.owned[k])?;
+                        Some(std::iter::once(t as f64).chain(row(k)))
+                    })
+                    .flatten()
+                    .collect();
+                let (all, _) = halo.comm.all_gather_v(&mine);
+                let mut rows = vec![Vec::new(); self.track.len()];
+                for r in all.chunks_exact(1 + TRACK_COLUMNS.len()) {
+                    rows[r[0] as usize] = r[1..].to_vec();
+                }
+                rows
+            }
+        };
+        for (&id, row) in self.track.iter().zip(rows) {
             frame.series.push(Series {
                 file: format!("track_{id}.csv"),
                 table: Table {
                     columns: TRACK_COLUMNS.iter().map(|c| c.to_string()).collect(),
-                    rows: vec![vec![
-                        time,
-                        x.x,
-                        x.y,
-                        x.z,
-                        u.x,
-                        u.y,
-                        u.z,
-                        w.x,
-                        w.y,
-                        w.z,
-                        stats.per_particle[id] as f64,
-                    ]],
+                    rows: vec![row],
                 },
             });
         }
@@ -126,8 +166,35 @@ impl Model for DemModel {
     }
 
     fn size(&self) -> (usize, &'static str) {
-        (self.system.particles.len(), "particle")
+        let total = self
+            .system
+            .halo
+            .as_ref()
+            .map_or(self.system.particles.len(), |h| h.total);
+        (total, "particle")
     }
+}
+
+/// The spheres a rank owns as its piece of the spheres' data set, with their global indices.
+fn owned_dataset(s: &DemSystem, halo: &Halo, contacts_per_particle: &[u32]) -> Dataset {
+    let owned: Vec<usize> = halo.owned_indices().collect();
+    let p = &s.particles;
+    let pick = |v: &[Vec3]| owned.iter().map(|&k| v[k]).collect::<Vec<_>>();
+    let mine = Particles {
+        position: pick(&p.position),
+        velocity: pick(&p.velocity),
+        angular_velocity: pick(&p.angular_velocity),
+        radius: owned.iter().map(|&k| p.radius[k]).collect(),
+        mass: owned.iter().map(|&k| p.mass[k]).collect(),
+        inertia: owned.iter().map(|&k| p.inertia[k]).collect(),
+        material: owned.iter().map(|&k| p.material[k]).collect(),
+        fixed: owned.iter().map(|&k| p.fixed[k]).collect(),
+    };
+    let contacts: Vec<u32> = owned.iter().map(|&k| contacts_per_particle[k]).collect();
+    let mut set = particle_dataset(&mine, &contacts, Vec::new());
+    set.point_data[0] = Array::i32("id", owned.iter().map(|&k| halo.ids[k] as i32).collect());
+    set.pieces = true;
+    set
 }
 
 /// The spheres as points with `id`, `radius`, `diameter`, `velocity`, `angular_velocity`, `contacts`,
@@ -156,5 +223,6 @@ pub fn particle_dataset(
         geometry: Geometry::Points(p.position.clone()),
         point_data,
         cell_data: Vec::new(),
+        pieces: false,
     }
 }

@@ -112,6 +112,10 @@ pub struct DemCheckpoint {
     pub wall_states: Vec<ContactState>,
     /// Loads carried from one step to the next (velocity Verlet only).
     pub carried_loads: Option<Loads>,
+    /// Global indices of the spheres of a rank's piece (a split system, [`crate::distributed`]), in
+    /// the order of `particles`, whose pair memories are then in global indices; empty: the whole
+    /// system.
+    pub ids: Vec<u32>,
 }
 
 /// Scratch arrays of the integrators, kept between steps to avoid allocations.
@@ -670,8 +674,11 @@ impl DemSystem {
         largest
     }
 
-    /// State needed to continue this run bit for bit.
+    /// State needed to continue this run bit for bit (on a split system: this rank's piece).
     pub fn checkpoint(&self) -> DemCheckpoint {
+        if self.halo.is_some() {
+            return self.checkpoint_piece();
+        }
         let list = &self.neighbors;
         let pair_states = (0..list.pair_count())
             .filter(|&p| !list.state[p].is_empty())
@@ -683,11 +690,22 @@ impl DemSystem {
             pair_states,
             wall_states: self.wall_states.clone(),
             carried_loads: self.carried_loads.clone(),
+            ids: Vec::new(),
         }
     }
 
     /// Continues from a checkpoint written by [`DemSystem::checkpoint`] for the same scene.
     pub fn restore(&mut self, checkpoint: DemCheckpoint) -> Result<(), String> {
+        if self.halo.is_some() {
+            return self.restore_split(checkpoint);
+        }
+        if !checkpoint.ids.is_empty() {
+            return Err(format!(
+                "the checkpoint is one rank's piece ({} spheres) of a distributed run; resume it on \
+                 the ranks that wrote it, or from all their pieces",
+                checkpoint.particles.len()
+            ));
+        }
         if checkpoint.particles.len() != self.particles.len() {
             return Err(format!(
                 "the checkpoint holds {} particles but the scene defines {}",

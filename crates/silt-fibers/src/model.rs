@@ -297,5 +297,6 @@ pub fn fiber_dataset(system: &FiberSystem, motion: &ConstrainedMotion) -> Datase
                     .collect(),
             ),
         ],
+        pieces: false,
     }
 }

@@ -329,6 +329,7 @@ pub fn fluid_image(grid: &Grid, state: &FluidState, vorticity: bool, extra: Vec<
         },
         point_data: Vec::new(),
         cell_data,
+        pieces: false,
     }
 }
 

@@ -30,8 +30,8 @@ use crate::atomic::write_atomic;
 use crate::csv_series::{format_f64, CsvSeries};
 use crate::pvd::PvdSeries;
 use crate::vtk::{
-    write_pvti, write_vti_piece, write_vtp_points, write_vtp_polylines, ArrayData, DataArray,
-    ImagePiece,
+    write_pvti, write_pvtp, write_vti_piece, write_vtp_points, write_vtp_polylines, ArrayData,
+    DataArray, ImagePiece,
 };
 use bincode::Options as _;
 use serde::{Deserialize, Serialize};
@@ -734,6 +734,27 @@ impl<M: Model> Simulation<M> {
                             whole,
                             &pieces,
                             &arrays,
+                        )
+                        .map_err(io_error(&path))?;
+                        files.push(name);
+                    }
+                }
+                Geometry::Points(_) | Geometry::Lines { .. } if ranks > 1 && set.pieces => {
+                    let name = format!("{stem}_r{rank:04}.vtp");
+                    let path = self.out_dir.join(&name);
+                    write_dataset(&path, set).map_err(io_error(&path))?;
+                    if root {
+                        // One data set of the pieces, for ParaView.
+                        let sources: Vec<String> = (0..ranks)
+                            .map(|r| format!("{0}_{1:06}_r{r:04}.vtp", set.name, self.frame))
+                            .collect();
+                        let name = format!("{stem}.pvtp");
+                        let path = self.out_dir.join(&name);
+                        write_pvtp(
+                            &path,
+                            &data_arrays(&set.point_data),
+                            &data_arrays(&set.cell_data),
+                            &sources,
                         )
                         .map_err(io_error(&path))?;
                         files.push(name);

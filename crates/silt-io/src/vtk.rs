@@ -261,6 +261,44 @@ pub fn write_pvti(
     write_atomic(path, xml.as_bytes())
 }
 
+/// Writes the PolyData file that makes one data set of the `.vtp` pieces named in `sources` (paths
+/// relative to it), each written by one rank with the arrays `point_data` and `cell_data` describe.
+pub fn write_pvtp(
+    path: &Path,
+    point_data: &[DataArray],
+    cell_data: &[DataArray],
+    sources: &[String],
+) -> io::Result<()> {
+    let mut xml = String::new();
+    xml.push_str(HEADER);
+    xml.push_str(
+        "<VTKFile type=\"PPolyData\" version=\"1.0\" byte_order=\"LittleEndian\" \
+         header_type=\"UInt64\">\n  <PPolyData GhostLevel=\"0\">\n",
+    );
+    for (section, arrays) in [("PPointData", point_data), ("PCellData", cell_data)] {
+        let _ = writeln!(xml, "    <{section}>");
+        for array in arrays {
+            let _ = writeln!(
+                xml,
+                "      <PDataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\"/>",
+                array.data.vtk_type(),
+                xml_escape(array.name),
+                array.data.components()
+            );
+        }
+        let _ = writeln!(xml, "    </{section}>");
+    }
+    xml.push_str(
+        "    <PPoints>\n      <PDataArray type=\"Float64\" Name=\"Points\" \
+         NumberOfComponents=\"3\"/>\n    </PPoints>\n",
+    );
+    for source in sources {
+        let _ = writeln!(xml, "    <Piece Source=\"{}\"/>", xml_escape(source));
+    }
+    xml.push_str("  </PPolyData>\n</VTKFile>\n");
+    write_atomic(path, xml.as_bytes())
+}
+
 const HEADER: &str = "<?xml version=\"1.0\"?>\n";
 
 /// The PolyData cell section being written.

@@ -1,7 +1,9 @@
 //! A fluid scene run through the user's run path on several ranks (ranks as threads: the same code as
 //! `mpirun -np N silt run`) writes the serial run's diagnostics and profiles to the byte, a ParaView
 //! image of per-rank pieces, and per-rank checkpoints that resume on any number of ranks. A fiber scene
-//! (every rank holding all the beads, the hydrodynamics shared out by rows) writes the serial files.
+//! (every rank holding all the beads, the hydrodynamics shared out by rows) writes the serial files, and
+//! so does a bed of spheres split into slabs (ghosts, migration, contact memory moving with its pair),
+//! its frames one `.pvtp` of the ranks' pieces.
 
 use silt_io::scenes::{simulation, simulation_on, Scene};
 use silt_parallel::LocalGroup;
@@ -13,6 +15,8 @@ const CHANNEL: &str = include_str!("../../../examples/mpi-channel.toml");
 const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
 /// Fibers of odd and even bead counts in shear, conjugate-gradient multipliers.
 const FIBERS: &str = include_str!("../../../examples/mpi-fibers.toml");
+/// Spheres poured onto a floor, split along x, Hertz contacts with shear history, velocity Verlet.
+const BED: &str = include_str!("../../../examples/mpi-bed.toml");
 
 fn scene(text: &str) -> (String, Scene) {
     let scene = Scene::parse(text, Path::new("scene.toml")).unwrap();
@@ -157,16 +161,16 @@ fn a_damaged_piece_stops_every_rank_with_its_name() {
 fn scenes_that_cannot_be_split_yet_say_so() {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/default-bed.toml"
+        "/../../examples/rod-steel-pendulum.toml"
     ))
     .unwrap();
-    let Scene::Particles(particles) = Scene::parse(&text, Path::new("default-bed.toml")).unwrap()
+    let Scene::Rods(rods) = Scene::parse(&text, Path::new("rod-steel-pendulum.toml")).unwrap()
     else {
-        panic!("a particle scene")
+        panic!("a rod scene")
     };
     let dir = tempfile::tempdir().unwrap();
     let errors = LocalGroup::run(2, |comm| {
-        match simulation_on(&particles, &text, dir.path(), false, &comm) {
+        match simulation_on(&rods, &text, dir.path(), false, &comm) {
             Ok(_) => String::new(),
             Err(e) => e.to_string(),
         }
@@ -236,6 +240,80 @@ fn a_fiber_run_on_two_to_four_ranks_writes_the_serial_files_and_resumes_on_any()
         let dir = tempfile::tempdir().unwrap();
         run_fibers(first, FIBERS, dir.path(), false, Some(0.1));
         run_fibers(then, FIBERS, dir.path(), true, None);
+        compare(dir.path(), &format!("{first} ranks resumed on {then}"));
+    }
+}
+
+/// Runs the sphere bed on `ranks` ranks (one: the serial path) into `out`.
+fn run_bed(ranks: usize, out: &Path, resume: bool, until: Option<f64>) {
+    let Scene::Particles(bed) = Scene::parse(BED, Path::new("scene.toml")).unwrap() else {
+        panic!("a particle scene")
+    };
+    if ranks == 1 {
+        let mut sim = simulation(&bed, BED, out, resume).unwrap();
+        sim.run(until, &mut |_| {}).unwrap();
+        return;
+    }
+    let results = LocalGroup::run(ranks, |comm| {
+        let mut sim = simulation_on(&bed, BED, out, resume, &comm).map_err(|e| e.to_string())?;
+        sim.run(until, &mut |_| {}).map_err(|e| e.to_string())?;
+        Ok::<_, String>(())
+    });
+    for (rank, r) in results.into_iter().enumerate() {
+        r.unwrap_or_else(|e| panic!("rank {rank} of {ranks}: {e}"));
+    }
+}
+
+/// The files of the bed that must match the serial run's to the byte.
+const BED_FILES: [&str; 4] = [
+    "diagnostics.csv",
+    "track_0.csv",
+    "track_150.csv",
+    "track_299.csv",
+];
+
+#[test]
+fn a_bed_split_over_two_to_four_ranks_writes_the_serial_files_and_resumes_on_any() {
+    let serial = tempfile::tempdir().unwrap();
+    run_bed(1, serial.path(), false, None);
+    let expected: Vec<String> = BED_FILES
+        .iter()
+        .map(|f| read(&serial.path().join(f)))
+        .collect();
+    // The bed is in contact by the end (the memory that moves with the pairs is exercised).
+    let last = expected[0].lines().last().unwrap().to_string();
+    let contacts: f64 = last.split(',').nth(5).unwrap().parse().unwrap();
+    assert!(contacts >= 20.0, "{last}");
+    let compare = |dir: &Path, what: &str| {
+        for (file, want) in BED_FILES.iter().zip(&expected) {
+            assert_eq!(&read(&dir.join(file)), want, "{file}, {what}");
+        }
+    };
+    for ranks in 2..=4 {
+        let dir = tempfile::tempdir().unwrap();
+        run_bed(ranks, dir.path(), false, None);
+        compare(dir.path(), &format!("{ranks} ranks"));
+        // One data set of the ranks' pieces per frame, every sphere in one piece.
+        let pvtp = read(&dir.path().join("particles/particles_000008.pvtp"));
+        assert_eq!(pvtp.matches("<Piece ").count(), ranks, "{pvtp}");
+        let mut spheres = 0;
+        for r in 0..ranks {
+            let piece = read(
+                &dir.path()
+                    .join(format!("particles/particles_000008_r{r:04}.vtp")),
+            );
+            let at = piece.find("NumberOfPoints=\"").unwrap() + 16;
+            let count: usize = piece[at..].split('"').next().unwrap().parse().unwrap();
+            spheres += count;
+        }
+        assert_eq!(spheres, 300, "{ranks} ranks");
+        assert!(read(&dir.path().join("series.pvd")).contains("particles/particles_000008.pvtp"));
+    }
+    // Stopped at 0.2 on 3 ranks, resumed on 3, 2 and 1; a serial run resumed on 4.
+    for (first, then) in [(3, 3), (3, 2), (3, 1), (1, 4)] {
+        let dir = tempfile::tempdir().unwrap();
+        run_bed(first, dir.path(), false, Some(0.2));
+        run_bed(then, dir.path(), true, None);
         compare(dir.path(), &format!("{first} ranks resumed on {then}"));
     }
 }

@@ -544,5 +544,6 @@ pub fn rods_dataset(rods: &[(Rod, RodMotion)]) -> Dataset {
             Array::vec3("d3", d3),
             Array::vec3("angular_velocity", angular),
         ],
+        pieces: false,
     }
 }

@@ -124,3 +124,108 @@ fn the_seed_model_on_two_and_three_ranks_is_the_serial_bed() {
         compare(&make, steps, ranks, axis, &serial);
     }
 }
+
+/// Two spheres far apart in an open box (no gravity), one of them at `speed` along x; x is periodic
+/// when `periodic`.
+fn two_spheres(speed: f64, periodic: bool) -> DemSystem {
+    use silt_dem::domain::Domain;
+    use silt_dem::integrator::Integrator;
+    use silt_dem::particles::Particles;
+    use silt_validation::bench_dem::{lammps_model, material, DT, SKIN};
+    let materials = vec![material()];
+    let mut particles = Particles::default();
+    particles.push(
+        Vec3::new(1.0, 5.0, 5.0),
+        Vec3::new(speed, 0.0, 0.0),
+        0.5,
+        1.0,
+        0,
+        false,
+    );
+    particles.push(Vec3::new(7.0, 5.0, 5.0), Vec3::ZERO, 0.5, 1.0, 0, false);
+    DemSystem::new(
+        Domain {
+            min: Vec3::ZERO,
+            max: Vec3::splat(10.0),
+            periodic: [periodic, false, false],
+        },
+        Vec3::ZERO,
+        materials.clone(),
+        lammps_model(&materials),
+        particles,
+        Vec::new(),
+        Integrator::VelocityVerlet,
+        DT,
+        SKIN,
+    )
+}
+
+/// Runs `make()` for up to `steps` on `ranks` ranks split along x; returns each rank's outcome.
+fn outcomes(
+    make: &(dyn Fn() -> DemSystem + Sync),
+    steps: u64,
+    ranks: usize,
+) -> Vec<Result<(), String>> {
+    LocalGroup::run(ranks, |comm| {
+        let mut system = make();
+        system.distribute(comm, 0);
+        (0..steps).try_for_each(|_| system.step().map_err(|e| e.to_string()))
+    })
+}
+
+#[test]
+fn a_sphere_faster_than_the_ghost_layers_allow_stops_every_rank_with_a_message() {
+    // A skin (0.2) in one step of 2e-4: the serial run has no such limit.
+    let make = || two_spheres(1500.0, true);
+    let mut serial = make();
+    for _ in 0..5 {
+        serial.step().unwrap();
+    }
+    for ranks in [2, 3] {
+        for (rank, outcome) in outcomes(&make, 5, ranks).into_iter().enumerate() {
+            let message = outcome.expect_err("the step fails");
+            assert!(
+                message.contains("moved more than the neighbour skin")
+                    && message.contains("time step"),
+                "rank {rank} of {ranks}: {message}"
+            );
+        }
+    }
+    // Just within the allowance, the split run follows the serial one.
+    let make = || two_spheres(900.0, true);
+    for outcome in outcomes(&make, 40, 3) {
+        outcome.unwrap();
+    }
+}
+
+#[test]
+fn a_sphere_leaving_the_box_is_named_by_every_rank_as_in_the_serial_run() {
+    let make = || two_spheres(200.0, false);
+    let mut serial = make();
+    let expected = (0..400)
+        .try_for_each(|_| serial.step().map_err(|e| e.to_string()))
+        .expect_err("sphere 0 knocks sphere 1 out through x = 10");
+    assert!(
+        expected.contains("particle 1 left the domain"),
+        "{expected}"
+    );
+    for ranks in [2, 3, 4] {
+        for (rank, outcome) in outcomes(&make, 400, ranks).into_iter().enumerate() {
+            assert_eq!(outcome, Err(expected.clone()), "rank {rank} of {ranks}");
+        }
+    }
+}
+
+#[test]
+fn slabs_thinner_than_the_ghost_layer_still_give_the_serial_bed() {
+    // Six slabs of 1.05 along x, each thinner than its ghost layer (1.4): ghosts come from several
+    // ranks on each side.
+    let make = || lammps_bed([6, 6, 3]);
+    let steps = 2500;
+    let mut serial = make();
+    for _ in 0..steps {
+        serial.step().unwrap();
+    }
+    let serial = serial_state(&serial);
+    compare(&make, steps, 6, 0, &serial);
+}

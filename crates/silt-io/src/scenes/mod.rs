@@ -104,7 +104,7 @@ pub trait SceneKind {
                 file: PathBuf::new(),
                 key: String::new(),
                 message: format!(
-                    "this scene cannot run on {} ranks yet (distributed runs: fluid and fiber \
+                    "this scene cannot run on {} ranks yet (distributed runs: fluid, particle and fiber \
                      scenes); run it on one rank, without mpirun",
                     comm.size()
                 ),

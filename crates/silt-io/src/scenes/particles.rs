@@ -1184,6 +1184,15 @@ impl SceneKind for ParticleScene {
         })
     }
 
+    /// Every rank builds the whole system (the same on all) and keeps its slab's spheres and their
+    /// ghosts ([`silt_dem::distributed`]), split along [`split_axis`].
+    fn build_on(&self, comm: &silt_parallel::Comm) -> Result<DemModel, SceneError> {
+        let mut model = self.build()?;
+        let axis = split_axis(&model.system.domain, model.system.gravity);
+        model.system.distribute(comm.clone(), axis);
+        Ok(model)
+    }
+
     fn check(&self) -> Result<String, SceneError> {
         if self.count > CHECK_PLACEMENT_LIMIT {
             return Ok(format!(
@@ -1200,12 +1209,38 @@ impl SceneKind for ParticleScene {
     }
 
     fn describe(&self, model: &DemModel) -> String {
+        let split = model.system.halo.as_ref().map_or(String::new(), |h| {
+            format!(
+                ", split along {} into {} slabs",
+                ["x", "y", "z"][h.slabs.axis],
+                h.slabs.count
+            )
+        });
         format!(
-            "{} particles, dt {:e}",
-            model.system.particles.len(),
+            "{} particles, dt {:e}{split}",
+            silt_core::model::Model::size(model).0,
             model.system.dt
         )
     }
+}
+
+/// The axis a particle scene is split along on several ranks: the longest of those across gravity
+/// (a bed settles along gravity, so slabs across it stay balanced), or the longest.
+pub fn split_axis(domain: &silt_dem::domain::Domain, gravity: silt_dem::Vec3) -> usize {
+    let length = domain.length();
+    let across: Vec<usize> = (0..3).filter(|&a| gravity[a] == 0.0).collect();
+    let candidates = if across.is_empty() || gravity == silt_dem::Vec3::ZERO {
+        vec![0, 1, 2]
+    } else {
+        across
+    };
+    candidates
+        .into_iter()
+        .fold(None, |best: Option<usize>, a| match best {
+            Some(b) if length[b] >= length[a] => Some(b),
+            _ => Some(a),
+        })
+        .expect("an axis")
 }
 
 /// Contact duration and how it was obtained (see [`contact_time`]).
