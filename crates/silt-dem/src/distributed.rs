@@ -732,6 +732,7 @@ impl DemSystem {
 
         let rebuilds = self.neighbors.rebuilds;
         self.neighbors = NeighborList::new(self.neighbors.skin);
+        self.neighbors.owned = Some(halo.owned.clone());
         self.neighbors.rebuild(
             &self.domain,
             &particles.position,

@@ -44,6 +44,9 @@ pub struct NeighborList {
     /// taken (ascending pair indices), with their rows and incoming lists like those of the full list.
     pub(crate) near: NearPairs,
     near_reference: Vec<Vec3>,
+    /// On a rank of a split system, which spheres it owns: pairs of two ghosts are left out (no
+    /// owned sphere needs them). `None`: every pair.
+    pub(crate) owned: Option<Vec<bool>>,
 }
 
 /// The near pairs, in compressed rows of positions in `pairs`.
@@ -97,6 +100,7 @@ impl NeighborList {
         let reach = range + self.skin;
         let grid = CellGrid::new(domain, 2.0 * max_radius + reach, position);
         let image = MinimumImage::new(domain);
+        let owned = self.owned.as_deref();
 
         // The rows of blocks of particles, each block one piece of work (and one allocation).
         let blocks: Vec<(Vec<u32>, Vec<usize>)> = (0..n.div_ceil(ROWS_PER_BLOCK))
@@ -108,8 +112,9 @@ impl NeighborList {
                 for i in rows {
                     let row_start = partners.len();
                     let cutoff_base = radius[i] + reach;
+                    let ghost_i = owned.is_some_and(|o| !o[i]);
                     grid.for_each_near(grid.cell_of(domain, position[i]), |j| {
-                        if j > i {
+                        if j > i && !(ghost_i && owned.is_some_and(|o| !o[j])) {
                             let cutoff = cutoff_base + radius[j];
                             if image.separation(position[i], position[j]).length_squared()
                                 < cutoff * cutoff

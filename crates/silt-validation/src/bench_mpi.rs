@@ -3,7 +3,10 @@
 //! explicit viscous terms (as CaNS is run): (a) the Taylor–Green vortex, (b) the channel held at its
 //! flow rate; and the weak scaling of the channel (128 x 128 x 64 cells per rank on 1, 2 and 4
 //! ranks; 4 oversubscribe a 2-core machine: reported, not judged); and a fiber suspension (every rank
-//! holding all the beads, the RPY products shared out by rows) on threads and on ranks.
+//! holding all the beads, the RPY products shared out by rows) on threads and on ranks; and (c) the
+//! LAMMPS settling bed (examples/lammps-settle.toml, 10,164 spheres split into slabs) settled once,
+//! then timed on threads and ranks beside LAMMPS on as many ranks in the same run (`lmp` on the
+//! path, its input `LAMMPS_SETTLE_INPUT`, by default ../shared/peers/lammps-settle.in).
 //!
 //! Every figure is a `silt run` of a scene as a user runs it (`mpirun -np N silt run`), timed by the
 //! run itself ("after N steps in X s", the step loop without the set-up): the seconds per step are
@@ -28,6 +31,10 @@ pub struct MpiBenchOptions {
     pub weak: bool,
     /// Fibers of 20 beads in the fiber suspension (0: not run).
     pub fibers: usize,
+    /// The LAMMPS bed: settling steps, then the short and long timed legs (0 settling: not run).
+    pub bed_steps: [u64; 3],
+    /// LAMMPS's input of the bed, if `lmp` is to be run beside it.
+    pub lammps_input: Option<PathBuf>,
 }
 
 impl Default for MpiBenchOptions {
@@ -39,6 +46,11 @@ impl Default for MpiBenchOptions {
             cans: std::env::var_os("CANS_RUN_CASE").map(PathBuf::from),
             weak: true,
             fibers: 200,
+            bed_steps: [20_000, 200, 2_200],
+            lammps_input: Some(std::env::var_os("LAMMPS_SETTLE_INPUT").map_or_else(
+                || PathBuf::from("../shared/peers/lammps-settle.in"),
+                PathBuf::from,
+            )),
         }
     }
 }
@@ -53,6 +65,8 @@ impl MpiBenchOptions {
             cans: None,
             weak: false,
             fibers: 6,
+            bed_steps: [50, 10, 30],
+            lammps_input: None,
         }
     }
 }
@@ -98,6 +112,10 @@ pub struct MpiBenchReport {
     pub cans_note: Option<String>,
     /// The fiber suspension: seconds per step on each launch.
     pub fibers: Vec<(Launch, f64)>,
+    /// The LAMMPS bed: seconds per step on each launch, and LAMMPS's on as many ranks.
+    pub bed: Vec<(Launch, f64, Option<f64>)>,
+    /// Why LAMMPS was not measured, if it was not.
+    pub lammps_note: Option<String>,
 }
 
 /// The fiber suspension: `count` stiff fibers of 20 beads at random in a cube holding 50 per
@@ -152,9 +170,24 @@ fn channel(cells: [usize; 3], steps: u64) -> String {
 
 /// Runs `scene` as `launch` and returns (steps, seconds of the step loop) from the run's summary.
 fn timed_run(silt: &Path, launch: Launch, scene: &str, dir: &Path) -> Result<(u64, f64), String> {
+    timed_leg(silt, launch, scene, dir, None)
+}
+
+/// [`timed_run`], continuing the run in `resume` (copied first) when given.
+fn timed_leg(
+    silt: &Path,
+    launch: Launch,
+    scene: &str,
+    dir: &Path,
+    resume: Option<&Path>,
+) -> Result<(u64, f64), String> {
     let file = dir.join("scene.toml");
     std::fs::write(&file, scene).map_err(|e| format!("{}: {e}", file.display()))?;
     let out = dir.join("out");
+    if let Some(from) = resume {
+        let _ = std::fs::remove_dir_all(&out);
+        copy_folder(from, &out)?;
+    }
     let mut command = match launch {
         Launch::Threads(n) => {
             let mut c = Command::new(silt);
@@ -168,11 +201,11 @@ fn timed_run(silt: &Path, launch: Launch, scene: &str, dir: &Path) -> Result<(u6
             c
         }
     };
+    command.arg("run").arg(&file).arg("-o").arg(&out);
+    if resume.is_some() {
+        command.arg("--resume");
+    }
     command
-        .arg("run")
-        .arg(&file)
-        .arg("-o")
-        .arg(&out)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     let output = command
@@ -201,6 +234,136 @@ fn timed_run(silt: &Path, launch: Launch, scene: &str, dir: &Path) -> Result<(u6
         .and_then(|w| w.parse().ok())
         .ok_or_else(|| format!("unexpected summary: {line}"))?;
     Ok((steps, seconds))
+}
+
+/// Copies the files of folder `from` into a new folder `to` (one level of subfolders).
+fn copy_folder(from: &Path, to: &Path) -> Result<(), String> {
+    let fail =
+        |e: std::io::Error| format!("cannot copy {} to {}: {e}", from.display(), to.display());
+    std::fs::create_dir_all(to).map_err(fail)?;
+    for entry in std::fs::read_dir(from).map_err(fail)? {
+        let entry = entry.map_err(fail)?;
+        let target = to.join(entry.file_name());
+        if entry.file_type().map_err(fail)?.is_dir() {
+            copy_folder(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target).map_err(fail)?;
+        }
+    }
+    Ok(())
+}
+
+/// The LAMMPS bed (examples/lammps-settle.toml) to `steps` steps of 2e-4, writing only what a
+/// restart needs.
+fn lammps_bed_scene(steps: u64) -> Result<String, String> {
+    let text = include_str!("../../../examples/lammps-settle.toml");
+    let end = format!("end_time = {}", steps as f64 * 2.0e-4);
+    let replaced = text
+        .replace("end_time = 4.0", &end)
+        .replace("interval = 0.2", "interval = 1000.0\nvtk = false");
+    if !replaced.contains(&end) || !replaced.contains("vtk = false") {
+        return Err(
+            "examples/lammps-settle.toml no longer has the expected end_time and interval".into(),
+        );
+    }
+    Ok(replaced)
+}
+
+/// The LAMMPS bed settled once (2 threads), then timed from there on each launch: (long leg - short
+/// leg) / their steps' difference, the best of the rounds.
+fn bed_seconds_per_step(
+    silt: &Path,
+    options: &MpiBenchOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<(Launch, f64)>, String> {
+    let [settle, short, long] = options.bed_steps;
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder: {e}"))?;
+    let settled = dir.path().join("settled");
+    std::fs::create_dir_all(&settled).map_err(|e| format!("{e}"))?;
+    timed_leg(
+        silt,
+        Launch::Threads(2),
+        &lammps_bed_scene(settle)?,
+        &settled,
+        None,
+    )?;
+    progress(&format!("LAMMPS bed settled ({settle} steps)"));
+    let mut rows = Vec::new();
+    for launch in [
+        Launch::Threads(1),
+        Launch::Threads(2),
+        Launch::Ranks(1),
+        Launch::Ranks(2),
+    ] {
+        let mut best = f64::INFINITY;
+        for _ in 0..options.rounds {
+            let leg = |steps: u64| {
+                let leg_dir = dir.path().join("leg");
+                let _ = std::fs::remove_dir_all(&leg_dir);
+                std::fs::create_dir_all(&leg_dir).map_err(|e| format!("{e}"))?;
+                timed_leg(
+                    silt,
+                    launch,
+                    &lammps_bed_scene(settle + steps)?,
+                    &leg_dir,
+                    Some(&settled.join("out")),
+                )
+            };
+            let (short_steps, short_seconds) = leg(short)?;
+            let (long_steps, long_seconds) = leg(long)?;
+            if long_steps <= short_steps {
+                return Err(format!("{launch}: {long_steps} steps after {short_steps}"));
+            }
+            best = best
+                .min((long_seconds - short_seconds).max(0.0) / (long_steps - short_steps) as f64);
+        }
+        progress(&format!("LAMMPS bed, {launch}: {:.3} ms/step", 1e3 * best));
+        rows.push((launch, best));
+    }
+    Ok(rows)
+}
+
+/// LAMMPS's seconds per step of the timed phase of its settling input on `ranks` ranks ("Loop time"
+/// of the last run, 2,000 steps).
+fn lammps(input: &Path, ranks: usize) -> Result<f64, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder: {e}"))?;
+    let input = std::fs::canonicalize(input)
+        .map_err(|e| format!("LAMMPS input {}: {e}", input.display()))?;
+    let mut command = if ranks == 1 {
+        Command::new("lmp")
+    } else {
+        let mut c = Command::new("mpirun");
+        c.args(["--oversubscribe", "-np", &ranks.to_string(), "lmp"]);
+        c
+    };
+    let output = command
+        .arg("-in")
+        .arg(&input)
+        .args(["-var", "nx", "22", "-log", "log.lammps"])
+        .current_dir(dir.path())
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .map_err(|e| format!("cannot start lmp: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // "Loop time of 3.80083 on 1 procs for 2000 steps with 10164 atoms"
+    let (seconds, steps) = stdout
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("Loop time of ")?;
+            let mut words = rest.split_whitespace();
+            let seconds: f64 = words.next()?.parse().ok()?;
+            let steps: f64 = words.nth(4)?.parse().ok()?;
+            Some((seconds, steps))
+        })
+        .last()
+        .ok_or_else(|| {
+            format!(
+                "lmp on {ranks} rank(s): no \"Loop time\" in its output: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })?;
+    Ok(seconds / steps)
 }
 
 /// Seconds per step of `make(steps)` run as `launch`: (long - short) / (their steps' difference),
@@ -335,6 +498,29 @@ pub fn run(
             fibers.push((launch, seconds));
         }
     }
+    let mut bed = Vec::new();
+    let mut lammps_note = None;
+    if options.bed_steps[0] > 0 {
+        for (launch, seconds) in bed_seconds_per_step(silt, options, progress)? {
+            let peer = match (launch, &options.lammps_input) {
+                (Launch::Ranks(r), Some(input)) => match lammps(input, r) {
+                    Ok(s) => {
+                        progress(&format!("LAMMPS on {r} rank(s): {:.3} ms/step", 1e3 * s));
+                        Some(s)
+                    }
+                    Err(e) => {
+                        lammps_note.get_or_insert(e);
+                        None
+                    }
+                },
+                _ => None,
+            };
+            bed.push((launch, seconds, peer));
+        }
+        if options.lammps_input.is_none() {
+            lammps_note = Some("LAMMPS not run (the quick benchmark)".into());
+        }
+    }
     Ok(MpiBenchReport {
         machine: crate::bench_dem::machine(),
         options: options.clone(),
@@ -342,6 +528,8 @@ pub fn run(
         weak,
         cans_note,
         fibers,
+        bed,
+        lammps_note,
     })
 }
 
@@ -437,6 +625,31 @@ impl MpiBenchReport {
                     "| {launch} | {seconds:.4} | {:.2} |\n",
                     one / seconds
                 ));
+            }
+        }
+        if let Some((_, one, _)) = self.bed.first() {
+            let [settle, short, long] = self.options.bed_steps;
+            out.push_str(&format!(
+                "\nThe LAMMPS settling bed (10,164 spheres, hertz/history, velocity Verlet; settled \
+                 {settle} steps, then ({long} - {short} steps) / {}; on ranks split into slabs along x) \
+                 beside LAMMPS (the timed 2,000 steps of its input, \"Loop time\")\n\n\
+                 | launch | ms/step | speed-up over 1 thread | LAMMPS ms/step | Silt / LAMMPS |\n\
+                 |---|---|---|---|---|\n",
+                long - short
+            ));
+            for (launch, seconds, peer) in &self.bed {
+                let (lmp, ratio) = match peer {
+                    Some(p) => (format!("{:.3}", 1e3 * p), format!("{:.2}", seconds / p)),
+                    None => ("-".into(), "-".into()),
+                };
+                out.push_str(&format!(
+                    "| {launch} | {:.3} | {:.2} | {lmp} | {ratio} |\n",
+                    1e3 * seconds,
+                    one / seconds
+                ));
+            }
+            if let Some(note) = &self.lammps_note {
+                out.push_str(&format!("\n{note}\n"));
             }
         }
         if let Some(serial) = self
