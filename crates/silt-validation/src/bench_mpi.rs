@@ -349,14 +349,14 @@ fn lammps(input: &Path, ranks: usize) -> Result<f64, String> {
     // "Loop time of 3.80083 on 1 procs for 2000 steps with 10164 atoms"
     let (seconds, steps) = stdout
         .lines()
-        .filter_map(|l| {
+        .rev()
+        .find_map(|l| {
             let rest = l.strip_prefix("Loop time of ")?;
             let mut words = rest.split_whitespace();
             let seconds: f64 = words.next()?.parse().ok()?;
             let steps: f64 = words.nth(4)?.parse().ok()?;
             Some((seconds, steps))
         })
-        .last()
         .ok_or_else(|| {
             format!(
                 "lmp on {ranks} rank(s): no \"Loop time\" in its output: {}",
