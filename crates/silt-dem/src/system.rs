@@ -258,9 +258,9 @@ impl DemSystem {
             Ok(()) if overrun => Err((
                 -2.0,
                 format!(
-                    "a sphere moved more than the neighbour skin ({}) within one step at t = {}: \
-                     the ghost layers of the ranks no longer cover its contacts; reduce the time \
-                     step or raise neighbor_skin",
+                    "a sphere moved more than a quarter of the neighbour skin ({}) within one step \
+                     at t = {}: the ghost layers of the ranks no longer cover its contacts; reduce \
+                     the time step or raise neighbor_skin",
                     self.neighbors.skin,
                     silt_core::format_time(self.time())
                 ),

@@ -490,7 +490,9 @@ pub fn compute_loads<H: ParticleHooks>(
                 {
                     let mut f = Vec3::ZERO;
                     let mut t = Vec3::ZERO;
-                    if !bodies[i].fixed {
+                    // A ghost's load is its owner's to sum (the ghost is refreshed before it is read).
+                    let own = ctx.halo.is_none_or(|h| h.owned[i]);
+                    if !bodies[i].fixed && own {
                         let incoming = near.incoming_start[i];
                         let count = near.incoming_start[i + 1] - incoming;
                         let slot =
