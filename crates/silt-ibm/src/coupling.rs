@@ -19,7 +19,7 @@
 //! The fluid then solves its Crank–Nicolson systems and projects.
 
 use crate::forcing::{DirectForcing, RigidSphere};
-use crate::transfer::GridLayout;
+use crate::transfer::{GridLayout, PlaneWindow};
 use crate::Vec3;
 use rayon::prelude::*;
 use silt_core::rk3::ALPHA;
@@ -267,7 +267,14 @@ impl CoupledParticles {
         let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
         let inner_clock = std::time::Instant::now();
         let layout = &self.forcing.layout;
-        let forced = std::array::from_fn(|c| increment[c].as_slice());
+        // On a rank of a distributed run: its own spheres, from its window arrays of the forced
+        // velocity (they hold every point inside its spheres), gathered below.
+        let rank_slab = self.forcing.slab.as_ref();
+        let forced: [&[f64]; 3] = std::array::from_fn(|c| match rank_slab {
+            Some(slab) => slab.values[c].as_slice(),
+            None => increment[c].as_slice(),
+        });
+        let windows = rank_slab.map(|slab| std::array::from_fn(|c| slab.window(c)));
         // Spheres taken by position (z, then y, then x, in 8-cell slabs), so that each thread's run of
         // spheres finds the rows its neighbours brought into the cache.
         let spheres = &self.forcing.spheres;
@@ -281,7 +288,10 @@ impl CoupledParticles {
                 || particles.velocity[p] != Vec3::ZERO
                 || particles.angular_velocity[p] != Vec3::ZERO
         };
-        let mut order: Vec<usize> = (0..spheres.len()).filter(|&p| moving(p)).collect();
+        let owns = |p: usize| rank_slab.is_none_or(|slab| slab.owned[p]);
+        let mut order: Vec<usize> = (0..spheres.len())
+            .filter(|&p| moving(p) && owns(p))
+            .collect();
         order.sort_by_key(|&p| {
             let c = spheres[p].centre;
             (slab(c.z, 2), slab(c.y, 1), slab(c.x, 0), p)
@@ -292,13 +302,26 @@ impl CoupledParticles {
                 let s = &spheres[p];
                 vectorized(
                     #[inline(always)]
-                    || inner_momentum(layout, s.centre, s.radius, forced),
+                    || inner_momentum(layout, s.centre, s.radius, forced, windows),
                 )
             })
             .collect();
         let mut inner = vec![(Vec3::ZERO, Vec3::ZERO); spheres.len()];
         for (&p, integrals) in order.iter().zip(by_position) {
             inner[p] = integrals;
+        }
+        if let Some(slab) = rank_slab {
+            let mut rows: Vec<[f64; 6]> = inner
+                .iter()
+                .map(|(m, a)| [m.x, m.y, m.z, a.x, a.y, a.z])
+                .collect();
+            slab.gather_owned(&mut rows);
+            for (integrals, row) in inner.iter_mut().zip(&rows) {
+                *integrals = (
+                    Vec3::new(row[0], row[1], row[2]),
+                    Vec3::new(row[3], row[4], row[5]),
+                );
+            }
         }
         let previous = self.inner.replace(inner.clone());
         self.inner_seconds += inner_clock.elapsed().as_secs_f64();
@@ -347,13 +370,15 @@ impl CoupledParticles {
 /// the sums over each control volume's eight corners of -phi H(-phi) and of |phi| as box sums of the
 /// lattice, one axis after the other (each corner is shared by eight control volumes); the fraction
 /// their ratio, exactly 1 wholly inside and 0 wholly outside; then rows of fraction times velocity.
-/// Every loop runs over whole rows without branches, so that it is vectorized.
+/// Every loop runs over whole rows without branches, so that it is vectorized. With `windows`, `forced`
+/// holds each component's planes of a window (a rank of a distributed run).
 #[inline(always)]
 fn inner_momentum(
     layout: &GridLayout,
     centre: Vec3,
     radius: f64,
     forced: [&[f64]; 3],
+    windows: Option<[PlaneWindow; 3]>,
 ) -> (Vec3, Vec3) {
     let h = layout.grid.spacing;
     let h3 = h * h * h;
@@ -380,9 +405,14 @@ fn inner_momentum(
             (low..=high)
                 .map(|i| {
                     let x = layout.grid.origin[a] + (i as f64 - half) * h;
-                    let offset = layout
-                        .unknown_index(c, a, i)
-                        .map(|wrapped| (wrapped - start[a]) * strides[a]);
+                    let offset = layout.unknown_index(c, a, i).and_then(|wrapped| {
+                        let k = wrapped - start[a];
+                        match windows {
+                            Some(windows) if a == 2 => windows[c].local(k),
+                            _ => Some(k),
+                        }
+                        .map(|k| k * strides[a])
+                    });
                     (x - centre[a], offset)
                 })
                 .collect()
@@ -603,6 +633,7 @@ mod tests {
             centre,
             radius,
             std::array::from_fn(|c| forced[c].as_slice()),
+            None,
         );
         let volume = 4.0 / 3.0 * PI * radius.powi(3);
         let inertia = 8.0 * PI / 15.0 * radius.powi(5);
@@ -641,6 +672,7 @@ mod tests {
                 centre,
                 radius,
                 std::array::from_fn(|c| forced[c].as_slice()),
+                None,
             );
             let (mut expected, mut expected_angular) = (Vec3::ZERO, Vec3::ZERO);
             for c in 0..3 {

@@ -11,8 +11,10 @@
 //! and -rho_f sum_l (X_l - x_p) x F_l Delta V_l (per unit fluid density here), summed over the passes.
 
 use crate::markers::SphereMarkers;
+use crate::slab::SlabForcing;
 use crate::transfer::{
-    interpolate, spread, warm_block, GridLayout, MarkerBlock, SpreadGroups, Stencil, TILE,
+    geometric_rounds, interpolate, spread, warm_block, GridLayout, MarkerBlock, SpreadGroups,
+    Stencil, TILE,
 };
 use crate::Vec3;
 use rayon::prelude::*;
@@ -20,6 +22,7 @@ use silt_core::simd::vectorized;
 use silt_dem::domain::Domain;
 use silt_dem::neighbor::CellGrid;
 use silt_fluid::boundary::Boundaries;
+use silt_fluid::decomposition::Decomposition;
 use silt_fluid::grid::{Field, Grid, Unknowns};
 use silt_fluid::solver::StageForcing;
 
@@ -95,6 +98,9 @@ pub struct DirectForcing {
     pub passes_seconds: f64,
     /// The stage's marker supports and work arrays, kept between stages.
     work: Workspace,
+    /// On a rank of a distributed run: its slab's part ([`DirectForcing::split`]); `layout` stays the
+    /// domain's.
+    pub slab: Option<SlabForcing>,
 }
 
 impl DirectForcing {
@@ -128,7 +134,27 @@ impl DirectForcing {
             disabled_between_spheres: 0,
             placing_seconds: 0.0,
             passes_seconds: 0.0,
+            slab: None,
         }
+    }
+
+    /// Forces only this rank's slab of `decomposition` (the fluid solver's), with every sphere known
+    /// (`crate::slab`). Collective: every rank calls it.
+    pub fn split(&mut self, decomposition: &Decomposition) {
+        if !decomposition.is_distributed() {
+            self.slab = None;
+            return;
+        }
+        let largest = self.spheres.iter().map(|s| s.radius).fold(0.0, f64::max);
+        // The planes an own sphere's supports can reach beyond the slab: its radius, the support's
+        // 1.5 cells and the staggering, rounded up generously.
+        let margin = (largest / self.layout.grid.spacing).ceil() as usize + 6;
+        self.slab = Some(SlabForcing::new(decomposition, &self.layout, margin));
+    }
+
+    /// The layout of the fluid solver's fields and compact arrays: the domain's, or this rank's slab.
+    pub fn own_layout(&self) -> &GridLayout {
+        self.slab.as_ref().map_or(&self.layout, |s| &s.own_layout)
     }
 
     /// The markers of sphere `p`.
@@ -140,7 +166,7 @@ impl DirectForcing {
     /// it left there becomes the increment that carries u to it.
     pub fn restore_increment(&self, velocity: &[Field; 3], delta: &mut [Vec<f64>; 3]) {
         for c in 0..3 {
-            self.layout.subtract_in_place(
+            self.own_layout().subtract_in_place(
                 c,
                 &velocity[c],
                 &self.work.near_spheres[c],
@@ -159,6 +185,8 @@ enum MarkerState {
     AtWall,
     /// Its support overlaps that of another sphere's markers.
     BetweenSpheres,
+    /// Enabled, but forced by other ranks only (a distributed run).
+    Elsewhere,
 }
 
 /// Tiles along y in a block of markers ([`MarkerBlock`]; one tile deep along z). With tiles 16 planes
@@ -258,6 +286,9 @@ impl Workspace {
             })
             .collect();
         let (owner, arm) = (&self.owner, &self.arm);
+        // On a rank of a distributed run, the enabled markers it does not force with.
+        let slab = forcing.slab.as_ref();
+        let reach_z = layout.support_reach(2);
         self.state
             .par_iter_mut()
             .zip(self.tile.par_iter_mut())
@@ -277,7 +308,12 @@ impl Workspace {
                         Some(point) => {
                             let t: [usize; 3] = std::array::from_fn(|a| point[a] / TILE_SIZE[a]);
                             *tile = (t[0] + tiles[0] * (t[1] + tiles[1] * t[2])) as u32;
-                            MarkerState::Enabled
+                            match slab {
+                                Some(slab) if !slab.keeps(slab.owned[p], point[2], reach_z) => {
+                                    MarkerState::Elsewhere
+                                }
+                                _ => MarkerState::Enabled,
+                            }
                         }
                         _ => MarkerState::AtWall,
                     }
@@ -335,6 +371,14 @@ impl Workspace {
             }
         }
         mark_planes_near_spheres(forcing, &mut self.near_spheres);
+        if let Some(slab) = slab {
+            // This rank's own planes of them.
+            for (c, near) in self.near_spheres.iter_mut().enumerate() {
+                let own = slab.own_planes(c);
+                near.truncate(own.end);
+                near.drain(..own.start);
+            }
+        }
         let (owner, arm) = (&self.owner, &self.arm);
         // The supports and the sphere's velocity at each marker, computed in the tile order the passes
         // read them in.
@@ -363,8 +407,43 @@ impl Workspace {
                 [*sx, *sy, *sz] = layout.stencils(x).unwrap_or_default();
                 *desired = sphere.velocity + sphere.angular_velocity.cross(arm);
             });
+        // Spreading in rounds of tile slabs that follow from the grid alone: the same order of a
+        // point's markers on every rank of a distributed run.
+        let depth = TILE_SIZE[2] as isize;
+        let planes = shape[2] as isize;
+        let slab_reach: Vec<_> = (0..tiles[2] as isize)
+            .map(|tz| tz * depth - reach[2].0..=((tz + 1) * depth).min(planes) - 1 + reach[2].1)
+            .collect();
+        let rounds = geometric_rounds(&slab_reach, shape[2], layout.periodic[2]);
+        let mut arrays = layout;
+        if let Some(slab) = slab {
+            // The supports' planes in this rank's window arrays, and the blocks' planes there.
+            for (c, stencils) in self.stencils.iter_mut().enumerate() {
+                let window = slab.window(c);
+                stencils.par_iter_mut().for_each(|s| {
+                    for plane in &mut s.offset[2] {
+                        *plane = window
+                            .local(*plane as usize)
+                            .expect("a rank's window holds the supports it forces with")
+                            as u32;
+                    }
+                });
+            }
+            for block in &mut self.blocks {
+                let (mut low, mut high) = (u32::MAX, 0);
+                for stencils in &self.stencils {
+                    for s in &stencils[block.markers.clone()] {
+                        low = low.min(s.offset[2][0]);
+                        high = high.max(s.offset[2][2]);
+                    }
+                }
+                block.planes = low as isize..high as isize + 1;
+            }
+            arrays = &slab.window_layout;
+        }
         for c in 0..3 {
-            self.groups[c] = SpreadGroups::new(layout, c, &self.stencils[c], &self.slabs);
+            self.groups[c] =
+                SpreadGroups::with_rounds(arrays, c, &self.stencils[c], &self.slabs, &rounds);
         }
     }
 
@@ -463,7 +542,7 @@ impl StageForcing for DirectForcing {
         unknowns: &[Unknowns; 3],
         delta: &mut [Vec<f64>; 3],
     ) {
-        debug_assert_eq!(unknowns, &self.layout.unknowns);
+        debug_assert_eq!(unknowns, &self.own_layout().unknowns);
         self.force_in_place(stage, dt, velocity, delta);
         let clock = std::time::Instant::now();
         self.restore_increment(velocity, delta);
@@ -487,20 +566,34 @@ impl DirectForcing {
         let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
         let clock = std::time::Instant::now();
         let mut work = std::mem::take(&mut self.work);
+        if let Some(slab) = &mut self.slab {
+            slab.set_owners(&self.spheres, &self.layout);
+        }
         work.place_markers(self);
         self.placing_seconds += clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         self.disabled_at_walls = work.count(MarkerState::AtWall);
         self.disabled_between_spheres = work.count(MarkerState::BetweenSpheres);
-        let layout = &self.layout;
         for c in 0..3 {
-            layout.add_in_place(c, &velocity[c], &work.near_spheres[c], &mut delta[c]);
+            self.own_layout()
+                .add_in_place(c, &velocity[c], &work.near_spheres[c], &mut delta[c]);
         }
-        let predicted = delta;
+        // On a rank of a distributed run the passes work on its window arrays (its planes and its
+        // neighbours'), loaded here and refreshed after every pass.
+        let mut slab = self.slab.take();
+        if let Some(slab) = &mut slab {
+            slab.load(delta);
+        }
+        let window_layout = slab.as_ref().map(|s| s.window_layout.clone());
+        let layout = window_layout.as_ref().unwrap_or(&self.layout);
         let enabled_count = work.enabled.len();
         work.total.clear();
         work.total.resize(enabled_count, Vec3::ZERO);
         for _ in 0..self.iterations {
+            let predicted: &mut [Vec<f64>; 3] = match &mut slab {
+                Some(slab) => &mut slab.values,
+                None => &mut *delta,
+            };
             // 1-2. The forced velocity at the markers and the force that brings it to U_d.
             let Workspace {
                 stencils,
@@ -565,18 +658,40 @@ impl DirectForcing {
                     blocks,
                 );
             }
+            if let Some(slab) = &mut slab {
+                slab.refresh();
+            }
+        }
+        if let Some(slab) = &slab {
+            slab.store(delta);
         }
         self.passes_seconds += clock.elapsed().as_secs_f64();
-        // Reactions on the spheres, summed in the markers' (tile) order.
+        // Reactions on the spheres, summed in the markers' (tile) order; on a rank of a distributed
+        // run, those of its own spheres (it holds all their markers), then gathered.
         self.force.iter_mut().for_each(|f| *f = Vec3::ZERO);
         self.torque.iter_mut().for_each(|t| *t = Vec3::ZERO);
+        let owns = |p: usize| slab.as_ref().is_none_or(|s| s.owned[p]);
         for (&l, total) in work.enabled.iter().zip(&work.total) {
             let l = l as usize;
             let p = work.owner[l] as usize;
+            if !owns(p) {
+                continue;
+            }
             let f = *total / stage_length * work.volume[l];
             self.force[p] -= f;
             self.torque[p] -= work.arm[l].cross(f);
         }
+        if let Some(slab) = &slab {
+            let mut loads: Vec<[f64; 6]> = (self.force.iter().zip(&self.torque))
+                .map(|(f, t)| [f.x, f.y, f.z, t.x, t.y, t.z])
+                .collect();
+            slab.gather_owned(&mut loads);
+            for ((f, t), row) in self.force.iter_mut().zip(&mut self.torque).zip(&loads) {
+                *f = Vec3::new(row[0], row[1], row[2]);
+                *t = Vec3::new(row[3], row[4], row[5]);
+            }
+        }
+        self.slab = slab;
         let weight = silt_core::rk3::stage_fraction(stage);
         for p in 0..self.spheres.len() {
             if stage == 0 {

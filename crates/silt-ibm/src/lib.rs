@@ -11,6 +11,7 @@ pub mod markers;
 pub mod model;
 pub mod profiles;
 pub mod protocol;
+pub mod slab;
 pub mod transfer;
 pub mod volume_fraction;
 

@@ -279,6 +279,31 @@ impl GridLayout {
     }
 }
 
+/// Consecutive planes along z of a component's unknowns held in an array of their own (a rank's planes
+/// and some of its neighbours': [`crate::slab::SlabForcing`]): plane g of the domain's `planes` is the
+/// window's plane `g - first`, wrapped along a periodic z.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlaneWindow {
+    /// The first plane (an unwrapped index: it may lie below 0 along a periodic z).
+    pub first: isize,
+    pub count: usize,
+    /// The domain's planes of the component, and whether z is periodic.
+    pub planes: usize,
+    pub periodic: bool,
+}
+
+impl PlaneWindow {
+    /// The window's index of the domain's plane `global` (0-based), if it holds it.
+    #[inline]
+    pub fn local(&self, global: usize) -> Option<usize> {
+        let mut k = global as isize - self.first;
+        if self.periodic {
+            k = k.rem_euclid(self.planes as isize);
+        }
+        (0..self.count as isize).contains(&k).then_some(k as usize)
+    }
+}
+
 /// Cells per side of the blocks of grid by which the forcing orders its markers (see [`MarkerBlock`]).
 pub const TILE: usize = 8;
 
@@ -422,7 +447,9 @@ pub struct SpreadGroups {
 }
 
 impl SpreadGroups {
-    /// Groups `ranges` of the markers of component c with their `stencils` of that component.
+    /// Groups `ranges` of the markers of component c with their `stencils` of that component, in
+    /// greedy rounds by the planes their supports touch: each group joins the first round none of
+    /// whose planes it touches.
     pub fn new(
         layout: &GridLayout,
         c: usize,
@@ -430,41 +457,59 @@ impl SpreadGroups {
         ranges: &[Range<usize>],
     ) -> Self {
         let planes = layout.unknowns[c].shape[2];
-        // The groups' planes in parallel (the ranges are many and long); the rounds in order.
-        let groups: Vec<(Range<usize>, Vec<u32>)> = ranges
-            .par_iter()
-            .filter(|range| !range.is_empty())
-            .map(|range| {
-                let mut touched = vec![false; planes];
-                for s in &stencils[range.clone()] {
-                    for &plane in &s.offset[2] {
-                        touched[plane as usize] = true;
-                    }
-                }
-                let list = (0..planes as u32)
-                    .filter(|&k| touched[k as usize])
-                    .collect();
-                (range.clone(), list)
-            })
-            .collect();
-        // Greedy rounds: each group joins the first round none of whose planes it touches.
-        let mut rounds: Vec<Vec<usize>> = Vec::new();
+        let touched = touched_planes(planes, stencils, ranges);
+        let mut round_of = vec![0; ranges.len()];
         let mut used: Vec<Vec<bool>> = Vec::new();
-        for (g, (_, list)) in groups.iter().enumerate() {
+        for (g, list) in touched.iter().enumerate() {
             let free = |used: &Vec<bool>| list.iter().all(|&k| !used[k as usize]);
-            let round = match used.iter().position(free) {
-                Some(round) => round,
-                None => {
-                    rounds.push(Vec::new());
-                    used.push(vec![false; planes]);
-                    rounds.len() - 1
-                }
-            };
-            rounds[round].push(g);
+            let round = used.iter().position(free).unwrap_or_else(|| {
+                used.push(vec![false; planes]);
+                used.len() - 1
+            });
+            round_of[g] = round;
             for &k in list {
                 used[round][k as usize] = true;
             }
         }
+        Self::assemble(ranges, touched, &round_of)
+    }
+
+    /// Groups `ranges` as [`SpreadGroups::new`] in the rounds `round_of` the caller chose (one per
+    /// range; the groups of a round must touch disjoint planes): the forcing's rounds follow from the
+    /// grid's tiles alone, so that every rank of a distributed run adds a point's markers in the
+    /// serial order whichever groups it holds ([`geometric_rounds`]).
+    pub fn with_rounds(
+        layout: &GridLayout,
+        c: usize,
+        stencils: &[Stencil],
+        ranges: &[Range<usize>],
+        round_of: &[usize],
+    ) -> Self {
+        assert_eq!(ranges.len(), round_of.len(), "one round per group");
+        let planes = layout.unknowns[c].shape[2];
+        let touched = touched_planes(planes, stencils, ranges);
+        Self::assemble(ranges, touched, round_of)
+    }
+
+    fn assemble(ranges: &[Range<usize>], touched: Vec<Vec<u32>>, round_of: &[usize]) -> Self {
+        let mut groups = Vec::new();
+        let mut rounds: Vec<Vec<usize>> = Vec::new();
+        for ((range, list), &round) in ranges.iter().zip(touched).zip(round_of) {
+            if range.is_empty() {
+                continue;
+            }
+            if rounds.len() <= round {
+                rounds.resize(round + 1, Vec::new());
+            }
+            rounds[round].push(groups.len());
+            groups.push((range.clone(), list));
+        }
+        debug_assert!(rounds.iter().all(|round| {
+            let mut seen = std::collections::HashSet::new();
+            round
+                .iter()
+                .all(|&g| groups[g].1.iter().all(|&k| seen.insert(k)))
+        }));
         SpreadGroups { groups, rounds }
     }
 
@@ -473,6 +518,51 @@ impl SpreadGroups {
         let all = 0..stencils.len();
         Self::new(layout, c, stencils, std::slice::from_ref(&all))
     }
+}
+
+/// Per range of markers, the planes (increasing) of `planes` that their `stencils` touch; the ranges
+/// in parallel (they are many and long).
+fn touched_planes(planes: usize, stencils: &[Stencil], ranges: &[Range<usize>]) -> Vec<Vec<u32>> {
+    ranges
+        .par_iter()
+        .map(|range| {
+            let mut touched = vec![false; planes];
+            for s in &stencils[range.clone()] {
+                for &plane in &s.offset[2] {
+                    touched[plane as usize] = true;
+                }
+            }
+            (0..planes as u32)
+                .filter(|&k| touched[k as usize])
+                .collect()
+        })
+        .collect()
+}
+
+/// Rounds for groups that may touch the planes `reach[g]` (inclusive ranges of unwrapped indices
+/// among `planes` planes; wrapped along a `periodic` axis): greedy in group order, each group in the
+/// first round whose groups' ranges it does not overlap. The rounds depend on the ranges only, not
+/// on which groups hold markers.
+pub fn geometric_rounds(
+    reach: &[std::ops::RangeInclusive<isize>],
+    planes: usize,
+    periodic: bool,
+) -> Vec<usize> {
+    let n = planes as isize;
+    let overlap = |a: &std::ops::RangeInclusive<isize>, b: &std::ops::RangeInclusive<isize>| {
+        let shifts: &[isize] = if periodic { &[-n, 0, n] } else { &[0] };
+        shifts
+            .iter()
+            .any(|s| a.start() <= &(b.end() + s) && &(b.start() + s) <= a.end())
+    };
+    let mut round_of: Vec<usize> = Vec::with_capacity(reach.len());
+    for (g, range) in reach.iter().enumerate() {
+        let round = (0..)
+            .find(|&r| (0..g).all(|h| round_of[h] != r || !overlap(range, &reach[h])))
+            .expect("some round is free");
+        round_of.push(round);
+    }
+    round_of
 }
 
 /// target += sum_l value_l w_l(x) at the unknowns of component c (compact array): the spread of the
@@ -772,6 +862,24 @@ mod tests {
                 assert_eq!(reached[a], [-below, above], "axis {a}");
             }
         }
+    }
+
+    /// Rounds from the groups' ranges alone: neighbours alternate, a periodic axis with an odd number
+    /// of groups needs a third round for the last (it touches the first), a bounded one does not.
+    #[test]
+    fn geometric_rounds_separate_overlapping_groups() {
+        let reach = |groups: isize, planes: isize| -> Vec<std::ops::RangeInclusive<isize>> {
+            (0..groups)
+                .map(|g| g * 16 - 2..=((g + 1) * 16).min(planes) - 1 + 1)
+                .collect()
+        };
+        assert_eq!(geometric_rounds(&reach(4, 64), 64, true), vec![0, 1, 0, 1]);
+        assert_eq!(geometric_rounds(&reach(3, 48), 48, true), vec![0, 1, 2]);
+        assert_eq!(geometric_rounds(&reach(3, 48), 48, false), vec![0, 1, 0]);
+        // A last group of 2 planes (34 = 2 x 16 + 2) reaches back into the one before its neighbour's
+        // neighbour only through the wrap.
+        assert_eq!(geometric_rounds(&reach(3, 34), 34, false), vec![0, 1, 0]);
+        assert_eq!(geometric_rounds(&reach(3, 34), 34, true), vec![0, 1, 2]);
     }
 
     /// The spread gives the same bits for any thread count.

@@ -1,0 +1,221 @@
+//! The direct forcing on one rank's slab of a distributed fluid (`silt_fluid::Decomposition`: slabs of
+//! whole z planes). Every rank knows every sphere. A rank forces with
+//!
+//! * the markers whose supports touch its own planes: spreading them completes its planes, each point
+//!   adding its markers in the serial order (the groups' rounds follow from the grid's tiles alone:
+//!   [`crate::transfer::geometric_rounds`]);
+//! * all markers of the spheres it owns (those whose centre lies in its slab): their reactions and the
+//!   fluid momentum inside them are summed here in the serial order, then gathered by every rank.
+//!
+//! It holds the predicted velocity on a *window*: its own planes and `margin` planes of its neighbours'
+//! on each side, refreshed from their owners after every pass. A marker then interpolates the values the
+//! serial pass would read, and the forced velocity, the loads and the inner integrals are the serial
+//! ones bit for bit.
+
+use crate::forcing::RigidSphere;
+use crate::transfer::{GridLayout, PlaneWindow};
+use silt_fluid::decomposition::Decomposition;
+use silt_fluid::grid::Unknowns;
+use std::ops::Range;
+
+/// The forcing's part of a rank of a distributed run.
+#[derive(Clone, Debug)]
+pub struct SlabForcing {
+    decomposition: Decomposition,
+    /// Per component: every rank's planes of unknowns (indices among the domain's).
+    partition: [Vec<Range<usize>>; 3],
+    /// Per component: every rank's window.
+    windows: [Vec<PlaneWindow>; 3],
+    /// The shape of this rank's window arrays (the domain's unknowns along x and y, the window's planes
+    /// along z, not wrapped).
+    pub window_layout: GridLayout,
+    /// This rank's own fields and compact arrays (the fluid solver's).
+    pub own_layout: GridLayout,
+    /// The predicted, then forced velocity on this rank's windows, per component.
+    pub values: [Vec<f64>; 3],
+    /// Per sphere: whether its centre lies in this rank's slab.
+    pub owned: Vec<bool>,
+}
+
+impl SlabForcing {
+    /// The forcing's part of this rank of `decomposition` (`global`: the domain's layout), with windows
+    /// `margin` planes beyond its own on each side. Collective: every rank calls it.
+    pub fn new(decomposition: &Decomposition, global: &GridLayout, margin: usize) -> Self {
+        let own_layout = GridLayout::new(*decomposition.local_grid(), decomposition.boundaries());
+        let comm = decomposition.comm();
+        let own_planes = own_layout.unknowns.map(|u| u.shape[2] as f64);
+        let (all, _) = comm.all_gather_v(&own_planes);
+        let periodic = global.periodic[2];
+        let partition: [Vec<Range<usize>>; 3] = std::array::from_fn(|c| {
+            let mut start = 0;
+            all.chunks_exact(3)
+                .map(|planes| {
+                    let range = start..start + planes[c] as usize;
+                    start = range.end;
+                    range
+                })
+                .collect()
+        });
+        let windows: [Vec<PlaneWindow>; 3] = std::array::from_fn(|c| {
+            let planes = global.unknowns[c].shape[2];
+            debug_assert_eq!(partition[c].last().map(|r| r.end), Some(planes));
+            partition[c]
+                .iter()
+                .map(|own| {
+                    let (mut first, mut end) = (
+                        own.start as isize - margin as isize,
+                        (own.end + margin) as isize,
+                    );
+                    if periodic && end - first >= planes as isize {
+                        (first, end) = (0, planes as isize);
+                    } else if !periodic {
+                        (first, end) = (first.max(0), end.min(planes as isize));
+                    }
+                    PlaneWindow {
+                        first,
+                        count: (end - first) as usize,
+                        planes,
+                        periodic,
+                    }
+                })
+                .collect()
+        });
+        let me = comm.rank();
+        let window_layout = GridLayout {
+            periodic: [global.periodic[0], global.periodic[1], false],
+            unknowns: std::array::from_fn(|c| {
+                let Unknowns { start, shape } = global.unknowns[c];
+                Unknowns {
+                    start,
+                    shape: [shape[0], shape[1], windows[c][me].count],
+                }
+            }),
+            ..global.clone()
+        };
+        SlabForcing {
+            decomposition: decomposition.clone(),
+            partition,
+            windows,
+            window_layout,
+            own_layout,
+            values: Default::default(),
+            owned: Vec::new(),
+        }
+    }
+
+    fn rank(&self) -> usize {
+        self.decomposition.comm().rank()
+    }
+
+    /// This rank's window of component c.
+    pub fn window(&self, c: usize) -> PlaneWindow {
+        self.windows[c][self.rank()]
+    }
+
+    /// This rank's planes of component c (indices among the domain's).
+    pub fn own_planes(&self, c: usize) -> Range<usize> {
+        self.partition[c][self.rank()].clone()
+    }
+
+    /// Where this rank's own planes of component c lie in its window arrays.
+    fn own_in_window(&self, c: usize) -> Range<usize> {
+        let plane_len = self.plane_len(c);
+        let own = self.own_planes(c);
+        let first = self
+            .window(c)
+            .local(own.start)
+            .expect("a window holds its own planes");
+        first * plane_len..(first + own.len()) * plane_len
+    }
+
+    fn plane_len(&self, c: usize) -> usize {
+        let shape = self.window_layout.unknowns[c].shape;
+        shape[0] * shape[1]
+    }
+
+    /// Marks the spheres whose centre lies in this rank's slab of cells.
+    pub fn set_owners(&mut self, spheres: &[RigidSphere], global: &GridLayout) {
+        let grid = &global.grid;
+        let cells = grid.cells[2] as isize;
+        let slab = self.decomposition.slab();
+        self.owned.clear();
+        self.owned.extend(spheres.iter().map(|s| {
+            let cell = ((s.centre.z - grid.origin[2]) / grid.spacing).floor() as isize;
+            let cell = if global.periodic[2] {
+                cell.rem_euclid(cells)
+            } else {
+                cell.clamp(0, cells - 1)
+            };
+            slab.contains(&(cell as usize))
+        }));
+    }
+
+    /// Whether this rank forces with a marker of a sphere it `owns` (or not) whose supports lie within
+    /// planes `centre - below ..= centre + above` of the domain (unwrapped around `centre`, a plane of
+    /// the x-component's unknowns): all markers of its own spheres, and those touching its planes.
+    pub fn keeps(&self, owns: bool, centre: usize, (below, above): (isize, isize)) -> bool {
+        if owns {
+            return true;
+        }
+        let (low, high) = (centre as isize - below, centre as isize + above);
+        (0..3).any(|c| {
+            let own = self.own_planes(c);
+            let window = self.window(c);
+            let n = window.planes as isize;
+            let shifts: &[isize] = if window.periodic { &[-n, 0, n] } else { &[0] };
+            shifts
+                .iter()
+                .any(|s| low + s < own.end as isize && own.start as isize <= high + s)
+        })
+    }
+
+    /// The window arrays from the compact arrays of this rank's own planes (`own[c]`, the fluid
+    /// solver's layout): one exchange with the ranks that hold the window's other planes.
+    pub fn load(&mut self, own: &[Vec<f64>; 3]) {
+        for (c, own) in own.iter().enumerate() {
+            self.values[c] = self.gather(c, own);
+        }
+    }
+
+    /// The window's planes beyond this rank's own, from their owners (after a pass has spread into
+    /// every rank's own planes).
+    pub fn refresh(&mut self) {
+        for c in 0..3 {
+            let own = self.own_in_window(c);
+            self.values[c] = self.gather(c, &self.values[c][own]);
+        }
+    }
+
+    /// Copies this rank's own planes of the window arrays into `own` (compact, the solver's layout).
+    pub fn store(&self, own: &mut [Vec<f64>; 3]) {
+        for (c, own) in own.iter_mut().enumerate() {
+            own.copy_from_slice(&self.values[c][self.own_in_window(c)]);
+        }
+    }
+
+    fn gather(&self, c: usize, own: &[f64]) -> Vec<f64> {
+        let windows = &self.windows[c];
+        let window = |rank: usize| {
+            let w = windows[rank];
+            (w.first, w.first + w.count as isize)
+        };
+        self.decomposition
+            .gather_planes(&self.partition[c], self.plane_len(c), own, &window)
+    }
+
+    /// Every sphere's `values` from the rank that owns it (this rank's rows of its own spheres are
+    /// sent; the others are overwritten): one all-gather.
+    pub fn gather_owned<const K: usize>(&self, values: &mut [[f64; K]]) {
+        let mut rows = Vec::new();
+        for (p, row) in values.iter().enumerate() {
+            if self.owned[p] {
+                rows.push(p as f64);
+                rows.extend_from_slice(row);
+            }
+        }
+        let (all, _) = self.decomposition.comm().all_gather_v(&rows);
+        for row in all.chunks_exact(K + 1) {
+            values[row[0] as usize].copy_from_slice(&row[1..]);
+        }
+    }
+}

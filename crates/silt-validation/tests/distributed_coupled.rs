@@ -1,0 +1,213 @@
+//! Resolved spheres in a fluid split over ranks (slabs of z planes; ranks as threads: the code that runs
+//! under `mpirun`) follow the serial run bit for bit: the forcing of each rank's planes, the loads and
+//! inner integrals of the spheres each rank owns, and (every rank stepping every sphere) the particles;
+//! a periodic box with spheres across the seam and the slab boundaries, and a channel with walls across
+//! z with a bed of touching spheres on its floor, on 1-4 ranks.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use silt_dem::domain::Domain;
+use silt_dem::integrator::Integrator;
+use silt_dem::material::Material;
+use silt_dem::particles::Particles;
+use silt_dem::system::DemSystem;
+use silt_dem::wall::Wall;
+use silt_dem::Vec3;
+use silt_fluid::boundary::Boundaries;
+use silt_fluid::solver::{FluidConfig, FluidSolver};
+use silt_ibm::coupling::{coupled_step, CoupledParticles};
+use silt_parallel::LocalGroup;
+use silt_validation::setup::{crank_nicolson_fluid, wet_seed_model};
+
+/// A fluid of `cells` (h = 1) with `boundaries` and `spheres` spheres of radii 1.8-2.6 h placed at
+/// random (at least 0.3 h apart; in the lower half where z is walled) under gravity along -z; walls
+/// for the spheres where z is bounded.
+fn problem(cells: [usize; 3], boundaries: Boundaries, spheres: usize) -> (FluidConfig, DemSystem) {
+    let (h, rho_f, nu, g, dt) = (1.0, 1.0, 0.1, 2e-3, 0.25);
+    let config = crank_nicolson_fluid(cells, h, boundaries, nu, dt, [0.0; 3]);
+    let lengths = cells.map(|n| n as f64 * h);
+    let periodic: [bool; 3] = std::array::from_fn(|a| boundaries.is_periodic(a));
+    let materials = vec![Material {
+        name: "grain".into(),
+        density: 1.5,
+        e_dry: 0.97,
+        poisson: 0.3,
+        mu_s: 0.3,
+        mu_k: 0.3,
+    }];
+    let model = wet_seed_model(&materials, dt, rho_f, nu, h, g);
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut particles = Particles::default();
+    // A bed: the spheres in the lower half of a walled z.
+    let z_top = if periodic[2] {
+        lengths[2]
+    } else {
+        lengths[2] / 2.0
+    };
+    let mut attempts = 0;
+    while particles.len() < spheres {
+        attempts += 1;
+        assert!(attempts < 100_000, "could not place {spheres} spheres");
+        let radius = rng.gen_range(1.8..2.6);
+        let x = Vec3::from_array(std::array::from_fn(|a| {
+            let (low, high) = match (periodic[a], a) {
+                (true, _) => (0.0, lengths[a]),
+                (false, 2) => (radius + 0.5 * h, z_top),
+                (false, _) => (radius + 0.5 * h, lengths[a] - radius - 0.5 * h),
+            };
+            low + rng.gen::<f64>() * (high - low)
+        }));
+        let clear = (0..particles.len()).all(|q| {
+            let mut d = particles.position[q] - x;
+            for a in 0..3 {
+                if periodic[a] {
+                    d[a] -= lengths[a] * (d[a] / lengths[a]).round();
+                }
+            }
+            d.length() > particles.radius[q] + radius + 0.3 * h
+        });
+        if clear {
+            particles.push(x, Vec3::ZERO, radius, 1.5, 0, false);
+        }
+    }
+    let walls = if periodic[2] {
+        Vec::new()
+    } else {
+        let wall = |z: f64, normal: f64| Wall {
+            point: Vec3::new(0.0, 0.0, z),
+            normal: Vec3::new(0.0, 0.0, normal),
+            material: 0,
+            velocity: Vec3::ZERO,
+        };
+        vec![wall(0.0, 1.0), wall(lengths[2], -1.0)]
+    };
+    let dem = DemSystem::new(
+        Domain {
+            min: Vec3::ZERO,
+            max: Vec3::from_array(lengths),
+            periodic,
+        },
+        Vec3::new(0.0, 0.0, -g),
+        materials,
+        model,
+        particles,
+        walls,
+        Integrator::SEED,
+        dt,
+        0.2 * h,
+    );
+    (config, dem)
+}
+
+/// What a rank ends with: its slab of cells, its fields (ghost planes included) and every sphere's
+/// position, velocity, angular velocity and last hydrodynamic force, as bits.
+struct Outcome {
+    slab: std::ops::Range<usize>,
+    fields: Vec<Vec<f64>>,
+    spheres: Vec<[u64; 12]>,
+}
+
+fn run(fluid: &mut FluidSolver, coupled: &mut CoupledParticles, steps: usize) -> Outcome {
+    let dt = 0.25;
+    for _ in 0..steps {
+        coupled_step(fluid, coupled, dt).expect("a stable step");
+    }
+    let p = &coupled.dem.particles;
+    let spheres = (0..p.len())
+        .map(|i| {
+            let mut bits = [0; 12];
+            let values = [
+                p.position[i],
+                p.velocity[i],
+                p.angular_velocity[i],
+                coupled.forcing.force[i],
+            ];
+            for (k, v) in values.iter().flat_map(|v| v.to_array()).enumerate() {
+                bits[k] = v.to_bits();
+            }
+            bits
+        })
+        .collect();
+    let s = &fluid.state;
+    Outcome {
+        slab: fluid.decomposition().slab(),
+        fields: vec![
+            s.velocity[0].data.clone(),
+            s.velocity[1].data.clone(),
+            s.velocity[2].data.clone(),
+            s.pressure.data.clone(),
+        ],
+        spheres,
+    }
+}
+
+/// Runs the problem serially and on 1-4 ranks and compares every rank's planes and spheres with the
+/// serial run's.
+fn same_on_every_rank_count(
+    cells: [usize; 3],
+    boundaries: Boundaries,
+    spheres: usize,
+    steps: usize,
+) {
+    let (config, dem) = problem(cells, boundaries, spheres);
+    let couple = |dem: DemSystem| {
+        let mut coupled = CoupledParticles::new(dem, config.grid, &config.boundaries, 1.0, 3, 0.3);
+        coupled.in_contact = silt_ibm::coupling::ContactHydrodynamics::Seed;
+        coupled
+    };
+    let mut fluid = FluidSolver::new(config.clone()).unwrap();
+    let mut coupled = couple(dem.clone());
+    let expected = run(&mut fluid, &mut coupled, steps);
+    let (between, moved) = (
+        coupled.forcing.disabled_between_spheres,
+        coupled
+            .dem
+            .particles
+            .velocity
+            .iter()
+            .all(|v| *v != Vec3::ZERO),
+    );
+    assert!(between > 0, "no markers are disabled between close spheres");
+    assert!(moved, "some sphere did not move");
+    let plane = fluid.state.pressure.plane_len();
+    for ranks in 1..=4 {
+        let outcomes = LocalGroup::run(ranks, |comm| {
+            let mut fluid = FluidSolver::distributed(config.clone(), comm).unwrap();
+            let mut coupled = couple(dem.clone());
+            coupled.forcing.split(fluid.decomposition());
+            run(&mut fluid, &mut coupled, steps)
+        });
+        for (rank, outcome) in outcomes.iter().enumerate() {
+            let slab = &outcome.slab;
+            for (f, (mine, whole)) in outcome.fields.iter().zip(&expected.fields).enumerate() {
+                let global = &whole[slab.start * plane..(slab.end + 2) * plane];
+                let worst = mine
+                    .iter()
+                    .zip(global)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0, f64::max);
+                assert!(
+                    mine == global,
+                    "{cells:?}: field {f} on rank {rank} of {ranks} (planes {slab:?}) differs \
+                     from the serial one by up to {worst:e}"
+                );
+            }
+            for (i, (mine, serial)) in outcome.spheres.iter().zip(&expected.spheres).enumerate() {
+                assert_eq!(
+                    mine, serial,
+                    "{cells:?}: sphere {i} on rank {rank} of {ranks}: position, velocities, force"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn spheres_in_a_periodic_box_are_the_same_on_one_to_four_ranks() {
+    same_on_every_rank_count([14, 12, 20], Boundaries::periodic(), 10, 3);
+}
+
+#[test]
+fn a_bed_on_a_walled_floor_is_the_same_on_one_to_four_ranks() {
+    same_on_every_rank_count([14, 12, 24], Boundaries::channel(2), 12, 3);
+}
