@@ -73,82 +73,82 @@ impl FluidModel {
     }
 }
 
-impl FluidModel {
-    fn slab_from_ranks(
-        &self,
-        ranks: usize,
-        load: &mut dyn FnMut(usize) -> Result<FluidState, String>,
-    ) -> Result<FluidState, String> {
-        let solver = &self.solver;
-        let n2 = solver.config.grid.cells[2];
-        if ranks == 0 || n2 < ranks {
-            return Err(format!("{ranks} ranks cannot have split {n2} planes"));
-        }
-        let mine = solver.decomposition().slab();
-        let local = *solver.grid();
-        let mut state = FluidState {
-            velocity: [0, 1, 2].map(|_| Field::zeros(&local)),
-            pressure: Field::zeros(&local),
-            time: 0.0,
-            steps: 0,
-            last_dt: 0.0,
-            driving_gradient: 0.0,
-        };
-        let mut clock: Option<(f64, u64, f64, f64)> = None;
-        for rank in 0..ranks {
-            let slab = silt_parallel::block(n2, ranks, rank);
-            let (first, end) = (slab.start.max(mine.start), slab.end.min(mine.end));
-            if first >= end {
-                continue;
-            }
-            let piece = load(rank)?;
-            let dims = [local.cells[0] + 2, local.cells[1] + 2, slab.len() + 2];
-            let fields = |s: &FluidState| -> [Field; 4] {
-                let [u, v, w] = s.velocity.clone();
-                [u, v, w, s.pressure.clone()]
-            };
-            let pieces = fields(&piece);
-            if pieces.iter().any(|f| f.dims != dims) {
-                return Err(format!(
-                    "rank {rank}'s checkpoint holds fields of {:?} points, its slab of the grid needs \
-                     {dims:?}",
-                    pieces[0].dims
-                ));
-            }
-            let this = (
-                piece.time,
-                piece.steps,
-                piece.last_dt,
-                piece.driving_gradient,
-            );
-            if clock.is_some_and(|c| c != this) {
-                return Err(format!(
-                    "rank {rank}'s checkpoint is of another step than rank 0's"
-                ));
-            }
-            clock = Some(this);
-            let plane = pieces[0].plane_len();
-            let copy = |to: &mut Field, from: &Field| {
-                for k in first..end {
-                    // Interior plane k of the domain: local plane k - start + 1 of each slab.
-                    let (old, new) = (k - slab.start + 1, k - mine.start + 1);
-                    to.data[new * plane..(new + 1) * plane]
-                        .copy_from_slice(&from.data[old * plane..(old + 1) * plane]);
-                }
-            };
-            for (to, from) in state.velocity.iter_mut().zip(&pieces) {
-                copy(to, from);
-            }
-            copy(&mut state.pressure, &pieces[3]);
-        }
-        let (time, steps, last_dt, driving_gradient) =
-            clock.ok_or("no checkpoint holds this rank's planes")?;
-        state.time = time;
-        state.steps = steps;
-        state.last_dt = last_dt;
-        state.driving_gradient = driving_gradient;
-        Ok(state)
+/// The state of `solver`'s slab cut from the slabs of a run on `ranks` ranks (`load(r)`: rank r's state):
+/// the planes of cells it holds, copied from the pieces that hold them (the ghost planes follow from them
+/// on restore); only the pieces it needs are loaded.
+pub fn slab_from_ranks(
+    solver: &FluidSolver,
+    ranks: usize,
+    load: &mut dyn FnMut(usize) -> Result<FluidState, String>,
+) -> Result<FluidState, String> {
+    let n2 = solver.config.grid.cells[2];
+    if ranks == 0 || n2 < ranks {
+        return Err(format!("{ranks} ranks cannot have split {n2} planes"));
     }
+    let mine = solver.decomposition().slab();
+    let local = *solver.grid();
+    let mut state = FluidState {
+        velocity: [0, 1, 2].map(|_| Field::zeros(&local)),
+        pressure: Field::zeros(&local),
+        time: 0.0,
+        steps: 0,
+        last_dt: 0.0,
+        driving_gradient: 0.0,
+    };
+    let mut clock: Option<(f64, u64, f64, f64)> = None;
+    for rank in 0..ranks {
+        let slab = silt_parallel::block(n2, ranks, rank);
+        let (first, end) = (slab.start.max(mine.start), slab.end.min(mine.end));
+        if first >= end {
+            continue;
+        }
+        let piece = load(rank)?;
+        let dims = [local.cells[0] + 2, local.cells[1] + 2, slab.len() + 2];
+        let fields = |s: &FluidState| -> [Field; 4] {
+            let [u, v, w] = s.velocity.clone();
+            [u, v, w, s.pressure.clone()]
+        };
+        let pieces = fields(&piece);
+        if pieces.iter().any(|f| f.dims != dims) {
+            return Err(format!(
+                "rank {rank}'s checkpoint holds fields of {:?} points, its slab of the grid needs \
+                 {dims:?}",
+                pieces[0].dims
+            ));
+        }
+        let this = (
+            piece.time,
+            piece.steps,
+            piece.last_dt,
+            piece.driving_gradient,
+        );
+        if clock.is_some_and(|c| c != this) {
+            return Err(format!(
+                "rank {rank}'s checkpoint is of another step than rank 0's"
+            ));
+        }
+        clock = Some(this);
+        let plane = pieces[0].plane_len();
+        let copy = |to: &mut Field, from: &Field| {
+            for k in first..end {
+                // Interior plane k of the domain: local plane k - start + 1 of each slab.
+                let (old, new) = (k - slab.start + 1, k - mine.start + 1);
+                to.data[new * plane..(new + 1) * plane]
+                    .copy_from_slice(&from.data[old * plane..(old + 1) * plane]);
+            }
+        };
+        for (to, from) in state.velocity.iter_mut().zip(&pieces) {
+            copy(to, from);
+        }
+        copy(&mut state.pressure, &pieces[3]);
+    }
+    let (time, steps, last_dt, driving_gradient) =
+        clock.ok_or("no checkpoint holds this rank's planes")?;
+    state.time = time;
+    state.steps = steps;
+    state.last_dt = last_dt;
+    state.driving_gradient = driving_gradient;
+    Ok(state)
 }
 
 /// (axis, side, component) of each wall shear stress column: the tangential components at every
@@ -232,7 +232,7 @@ impl Model for FluidModel {
         ranks: usize,
         load: &mut dyn FnMut(usize) -> Result<FluidState, String>,
     ) -> Option<Result<FluidState, String>> {
-        Some(self.slab_from_ranks(ranks, load))
+        Some(slab_from_ranks(&self.solver, ranks, load))
     }
 
     fn diagnostic_columns(&self) -> Vec<String> {

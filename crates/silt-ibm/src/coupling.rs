@@ -86,7 +86,8 @@ impl CoupledParticles {
     /// The solid fraction of the fixed spheres at rest (a rough bed's floor) is kept between calls.
     pub fn face_fluid_fractions(&mut self, axis: usize) -> Vec<f64> {
         let p = &self.dem.particles;
-        let layout = &self.forcing.layout;
+        // This rank's cells (all of them on one rank).
+        let layout = self.forcing.own_layout();
         let at_rest = |i: usize| {
             p.fixed[i] && p.velocity[i] == Vec3::ZERO && p.angular_velocity[i] == Vec3::ZERO
         };
@@ -95,13 +96,25 @@ impl CoupledParticles {
         if self.still_solid.as_ref().map(|(which, _)| which) != Some(&still) {
             let spheres: Vec<(Vec3, f64)> = still.iter().map(|&i| sphere(i)).collect();
             let phi = crate::profiles::solid_fraction(layout, &spheres);
-            self.still_solid = Some((still, phi));
+            self.still_solid = Some((still.clone(), phi));
         }
         let (_, still_phi) = self.still_solid.as_ref().expect("set above");
         let moving: Vec<(Vec3, f64)> = (0..p.len()).filter(|&i| !at_rest(i)).map(sphere).collect();
         let mut phi = still_phi.clone();
         crate::profiles::add_solid_fraction(layout, &moving, &mut phi);
-        crate::profiles::face_fluid_fractions(layout, &phi, axis)
+        // Along z on a rank's slab, the plane above its last (wrapped), as its owner computes it: every
+        // rank knows every sphere.
+        let above = (axis == 2 && self.forcing.slab.is_some()).then(|| {
+            let mut plane = layout.clone();
+            let n = self.forcing.layout.grid.cells[2];
+            plane.grid.offset[2] = (plane.grid.offset[2] + plane.grid.cells[2]) % n;
+            plane.grid.cells[2] = 1;
+            let spheres: Vec<(Vec3, f64)> = still.iter().map(|&i| sphere(i)).collect();
+            let mut above = crate::profiles::solid_fraction(&plane, &spheres);
+            crate::profiles::add_solid_fraction(&plane, &moving, &mut above);
+            above
+        });
+        crate::profiles::face_fluid_fractions(layout, &phi, axis, above.as_deref())
     }
 
     /// Couples the spheres of `dem` (its time step is set to the fluid's each stage) to the fluid on

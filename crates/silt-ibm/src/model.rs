@@ -4,7 +4,7 @@
 //! eq. 33) and the trajectories of tracked particles.
 
 use crate::coupling::{coupled_step, CoupledParticles};
-use crate::profiles::{fluid_profile, particle_profile, solid_fraction};
+use crate::profiles::{fluid_profile_on, particle_profile, solid_fraction};
 use crate::protocol::{BedProtocol, BedSample, BedState, Snapshot, BED_COLUMNS};
 use crate::Vec3;
 use silt_core::model::{
@@ -13,9 +13,7 @@ use silt_core::model::{
 use silt_dem::diagnostics::{contact_statistics, energies};
 use silt_dem::model::particle_dataset;
 use silt_dem::system::DemCheckpoint;
-use silt_fluid::diagnostics::{kinetic_energy, max_speed_sum, mean_over};
 use silt_fluid::model::{bulk_axis, driving_gradient, fluid_image, AXIS_NAMES};
-use silt_fluid::projection::max_divergence;
 use silt_fluid::{FluidSolver, FluidState};
 
 /// Columns of the diagnostics table.
@@ -147,16 +145,18 @@ impl CoupledModel {
         };
         if bed.samples_at(self.fluid.state.steps) {
             let clock = std::time::Instant::now();
-            let layout = &self.particles.forcing.layout;
+            // This rank's cells (all of them on one rank); the profile of the whole domain.
+            let layout = self.particles.forcing.own_layout();
             let p = &self.particles.dem.particles;
             let spheres: Vec<(Vec3, f64)> =
                 p.position.iter().copied().zip(p.radius.clone()).collect();
             let phi = solid_fraction(layout, &spheres);
-            let fluid = fluid_profile(
+            let fluid = fluid_profile_on(
                 layout,
                 &self.fluid.state.velocity,
                 &phi,
                 bed.settings.vertical,
+                Some(self.fluid.decomposition()),
             );
             let mobile: Vec<usize> = (0..p.len()).filter(|&i| !p.fixed[i]).collect();
             let positions: Vec<Vec3> = mobile.iter().map(|&i| p.position[i]).collect();
@@ -269,18 +269,42 @@ impl Model for CoupledModel {
         Ok(())
     }
 
+    /// This rank's checkpoint cut from those of a run on `ranks` ranks: the planes of its slab of the
+    /// fluid from the pieces that hold them; the spheres, their inner momenta and the bed's state from
+    /// rank 0's (every rank holds all of them).
+    fn checkpoint_from_ranks(
+        &self,
+        ranks: usize,
+        load: &mut dyn FnMut(usize) -> Result<CoupledCheckpoint, String>,
+    ) -> Option<Result<CoupledCheckpoint, String>> {
+        let mut first = None;
+        let fluid = silt_fluid::model::slab_from_ranks(&self.fluid, ranks, &mut |rank| {
+            let piece = load(rank)?;
+            let fluid = piece.fluid.clone();
+            if rank == 0 {
+                first = Some(piece);
+            }
+            Ok(fluid)
+        });
+        Some(fluid.and_then(|fluid| {
+            let rest = match first {
+                Some(piece) => piece,
+                None => load(0)?,
+            };
+            Ok(CoupledCheckpoint { fluid, ..rest })
+        }))
+    }
+
     fn diagnostic_columns(&self) -> Vec<String> {
         DIAGNOSTIC_COLUMNS.iter().map(|c| c.to_string()).collect()
     }
 
+    /// The figures of the whole domain (the same row on every rank of a distributed run).
     fn diagnostics(&mut self) -> Result<Vec<Vec<f64>>, StepFailure> {
         let dem = &self.particles.dem;
         let p = &dem.particles;
-        let grid = *self.fluid.grid();
         let state = &self.fluid.state;
         let stats = contact_statistics(dem);
-        let unknowns = [0, 1, 2].map(|c| *self.fluid.velocity_unknowns(c));
-        let h = grid.spacing;
         let e = energies(dem);
         let free: Vec<usize> = (0..p.len()).filter(|&i| !p.fixed[i]).collect();
         let mean_velocity = if free.is_empty() {
@@ -295,19 +319,19 @@ impl Model for CoupledModel {
             state.steps as f64,
             e.kinetic(),
             e.rotational,
-            self.particles.fluid_density * kinetic_energy(&grid, &state.velocity, &unknowns),
+            self.particles.fluid_density * self.fluid.kinetic_energy(),
             mean_velocity.x,
             mean_velocity.y,
             mean_velocity.z,
-            max_divergence(&state.velocity, self.fluid.cells(), h, &mut self.work),
-            max_speed_sum(&state.velocity) * self.dt / h,
+            self.fluid.max_divergence(&mut self.work),
+            self.fluid.cfl(self.dt),
             stats.pair_contacts as f64,
             stats.wall_contacts as f64,
             stats.sliding_contacts as f64,
             stats.max_overlap_over_radius,
             self.particles.dry_contacts as f64,
             (forcing.disabled_at_walls + forcing.disabled_between_spheres) as f64,
-            mean_over(&state.velocity[axis], &unknowns[axis]),
+            self.fluid.mean_velocity(axis),
             driving_gradient(&self.fluid),
         ]])
     }
@@ -315,13 +339,14 @@ impl Model for CoupledModel {
     fn frame(&mut self, content: FrameContent) -> Result<Frame, StepFailure> {
         let dem = &self.particles.dem;
         let p = &dem.particles;
-        let layout = &self.particles.forcing.layout;
-        let grid = layout.grid;
+        // The domain's grid, and this rank's cells (all of them on one rank).
+        let grid = self.particles.forcing.layout.grid;
+        let own = self.particles.forcing.own_layout();
         let state = &self.fluid.state;
         let time = state.time;
         let stats = contact_statistics(dem);
         let spheres: Vec<(Vec3, f64)> = p.position.iter().copied().zip(p.radius.clone()).collect();
-        let phi = solid_fraction(layout, &spheres);
+        let phi = solid_fraction(own, &spheres);
         let (force, torque) = self.hydrodynamic_loads();
         let mut frame = Frame::default();
         if content != FrameContent::NoDatasets && self.output.particle_vtk {
@@ -336,7 +361,7 @@ impl Model for CoupledModel {
         }
         if content == FrameContent::All && self.output.fluid_vtk {
             frame.datasets.push(fluid_image(
-                &grid,
+                &own.grid,
                 state,
                 self.output.vorticity,
                 vec![Array::f64("solid_fraction", phi.clone())],
@@ -345,7 +370,13 @@ impl Model for CoupledModel {
 
         // Profiles along the profile axis: one row per plane of cells.
         let axis = self.output.profile_axis;
-        let fluid_rows = fluid_profile(layout, &state.velocity, &phi, axis);
+        let fluid_rows = fluid_profile_on(
+            own,
+            &state.velocity,
+            &phi,
+            axis,
+            Some(self.fluid.decomposition()),
+        );
         let low = grid.origin[axis];
         let high = low + grid.lengths()[axis];
         let particle_rows = particle_profile(

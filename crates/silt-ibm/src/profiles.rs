@@ -6,6 +6,7 @@ use crate::transfer::GridLayout;
 use crate::volume_fraction::cell_fraction;
 use crate::Vec3;
 use rayon::prelude::*;
+use silt_fluid::decomposition::Decomposition;
 use silt_fluid::grid::Field;
 
 /// Solid fraction phi of every cell (compact array, x fastest) covered by `spheres` (centre, radius),
@@ -18,16 +19,18 @@ pub fn solid_fraction(layout: &GridLayout, spheres: &[(Vec3, f64)]) -> Vec<f64> 
     phi
 }
 
-/// Adds the solid fraction of `spheres` to `phi` (as [`solid_fraction`], capped at 1).
+/// Adds the solid fraction of `spheres` to `phi` (as [`solid_fraction`], capped at 1). On a rank's slab
+/// (a grid with an offset along z) its planes are computed as the whole grid's.
 pub fn add_solid_fraction(layout: &GridLayout, spheres: &[(Vec3, f64)], phi: &mut [f64]) {
     let grid = layout.grid;
     let [n0, n1, _] = grid.cells;
     let h = grid.spacing;
     let origin = Vec3::from_array(grid.origin);
+    let first = grid.offset[2];
     phi.par_chunks_mut(n0 * n1)
         .enumerate()
         .for_each(|(k, plane)| {
-            let z_low = origin.z + k as f64 * h;
+            let z_low = origin.z + (first + k) as f64 * h;
             for &(centre, radius) in spheres {
                 // The sphere's cells in this plane, from its nearest image along z.
                 let dz = layout
@@ -67,10 +70,21 @@ pub fn add_solid_fraction(layout: &GridLayout, spheres: &[(Vec3, f64)], phi: &mu
 
 /// The fluid fraction `1 - phi` at the faces normal to the periodic `axis`, in the compact order of that
 /// velocity component's unknowns (the high face of every cell, x fastest): the mean of the two cells
-/// the face joins, `phi` from [`solid_fraction`]. The weights of the seed's eq. 32 flow rate.
-pub fn face_fluid_fractions(layout: &GridLayout, phi: &[f64], axis: usize) -> Vec<f64> {
+/// the face joins, `phi` from [`solid_fraction`]. The weights of the seed's eq. 32 flow rate. Along z,
+/// `above` is the plane of cells above the last of `phi` (a rank's slab; `None`: the first, wrapped).
+pub fn face_fluid_fractions(
+    layout: &GridLayout,
+    phi: &[f64],
+    axis: usize,
+    above: Option<&[f64]>,
+) -> Vec<f64> {
     let [n0, n1, n2] = layout.grid.cells;
     let index = |i: usize, j: usize, k: usize| i + n0 * (j + n1 * k);
+    let at = |i: usize, j: usize, k: usize| match (k == n2, above) {
+        (true, Some(above)) => above[i + n0 * j],
+        (true, None) => phi[index(i, j, 0)],
+        _ => phi[index(i, j, k)],
+    };
     let mut weights = vec![0.0; phi.len()];
     weights
         .par_chunks_mut(n0 * n1)
@@ -79,11 +93,11 @@ pub fn face_fluid_fractions(layout: &GridLayout, phi: &[f64], axis: usize) -> Ve
             for j in 0..n1 {
                 for i in 0..n0 {
                     let next = match axis {
-                        0 => index((i + 1) % n0, j, k),
-                        1 => index(i, (j + 1) % n1, k),
-                        _ => index(i, j, (k + 1) % n2),
+                        0 => at((i + 1) % n0, j, k),
+                        1 => at(i, (j + 1) % n1, k),
+                        _ => at(i, j, k + 1),
                     };
-                    plane[i + n0 * j] = 1.0 - 0.5 * (phi[index(i, j, k)] + phi[next]);
+                    plane[i + n0 * j] = 1.0 - 0.5 * (phi[index(i, j, k)] + next);
                 }
             }
         });
@@ -118,44 +132,84 @@ pub fn fluid_profile(
     phi: &[f64],
     axis: usize,
 ) -> Vec<FluidProfileRow> {
+    fluid_profile_on(layout, velocity, phi, axis, None)
+}
+
+/// [`fluid_profile`] on a rank of a distributed run (`layout` this rank's slab, `phi` of its cells): the
+/// same rows on every rank, the serial ones. Each row's sums are taken z plane by z plane and the
+/// planes' sums added in z order, on any number of ranks.
+pub fn fluid_profile_on(
+    layout: &GridLayout,
+    velocity: &[Field; 3],
+    phi: &[f64],
+    axis: usize,
+    decomposition: Option<&Decomposition>,
+) -> Vec<FluidProfileRow> {
     let grid = layout.grid;
     let [n0, n1, n2] = grid.cells;
-    let n = grid.cells[axis];
-    (0..n)
+    let global = decomposition.map_or(grid, |d| *d.global_grid());
+    let rows = global.cells[axis];
+    // Per z plane of this rank: the sums (fluid weight, solid, weighted u, v, w) of each row it cuts
+    // (the one row of the plane along z, every row along x or y).
+    let rows_per_plane = if axis == 2 { 1 } else { rows };
+    let partial: Vec<[f64; 5]> = (0..n2)
         .into_par_iter()
-        .map(|plane| {
-            let (mut weight, mut solid) = (0.0, 0.0);
-            let mut sum = [0.0; 3];
-            // The plane's cells only: the axis' index held at `plane`.
-            let range = |a: usize, n: usize| {
-                if a == axis {
-                    plane..plane + 1
-                } else {
-                    0..n
-                }
-            };
-            for k in range(2, n2) {
+        .flat_map_iter(|k| {
+            (0..rows_per_plane).map(move |r| {
+                let mut sums = [0.0; 5];
+                let range = |a: usize, n: usize| if a == axis { r..r + 1 } else { 0..n };
                 for j in range(1, n1) {
                     for i in range(0, n0) {
                         let fraction = phi[i + n0 * (j + n1 * k)];
                         let fluid = 1.0 - fraction;
-                        solid += fraction;
-                        weight += fluid;
+                        sums[1] += fraction;
+                        sums[0] += fluid;
                         for c in 0..3 {
                             // Cell centre: mean of the component's two faces (field indices + 1).
                             let f = &velocity[c];
                             let high = f.index(i + 1, j + 1, k + 1);
                             let low = high - f.stride(c);
-                            sum[c] += fluid * 0.5 * (f.data[high] + f.data[low]);
+                            sums[2 + c] += fluid * 0.5 * (f.data[high] + f.data[low]);
                         }
                     }
                 }
+                sums
+            })
+        })
+        .collect();
+    // Every rank's planes, in z order.
+    let (planes, counts): (Vec<f64>, Vec<usize>) = match decomposition {
+        Some(d) if d.is_distributed() => {
+            let flat: Vec<f64> = partial.iter().flatten().copied().collect();
+            d.comm().all_gather_v(&flat)
+        }
+        _ => (
+            partial.iter().flatten().copied().collect(),
+            vec![5 * partial.len()],
+        ),
+    };
+    debug_assert_eq!(counts.iter().sum::<usize>(), planes.len());
+    let planes: Vec<&[f64]> = planes.chunks_exact(5).collect();
+    let cells = global.cell_count() as f64 / rows as f64;
+    (0..rows)
+        .map(|r| {
+            let mut sums = [0.0; 5];
+            // Along z the row is plane r; along x or y, row r of every plane.
+            let of_row: Box<dyn Iterator<Item = &&[f64]>> = if axis == 2 {
+                Box::new(std::iter::once(&planes[r]))
+            } else {
+                Box::new(planes.iter().skip(r).step_by(rows))
+            };
+            for plane in of_row {
+                for (sum, value) in sums.iter_mut().zip(plane.iter()) {
+                    *sum += value;
+                }
             }
-            let cells = (n0 * n1 * n2 / n) as f64;
+            let weight = sums[0];
             FluidProfileRow {
-                position: grid.origin[axis] + (plane as f64 + 0.5) * grid.spacing,
-                solid_fraction: solid / cells,
-                velocity: sum.map(|s| if weight > 0.0 { s / weight } else { 0.0 }),
+                position: global.origin[axis] + (r as f64 + 0.5) * global.spacing,
+                solid_fraction: sums[1] / cells,
+                velocity: [2, 3, 4].map(|c| if weight > 0.0 { sums[c] / weight } else { 0.0 }),
             }
         })
         .collect()

@@ -3,7 +3,8 @@
 //! image of per-rank pieces, and per-rank checkpoints that resume on any number of ranks. A fiber scene
 //! (every rank holding all the beads, the hydrodynamics shared out by rows) writes the serial files, and
 //! so does a bed of spheres split into slabs (ghosts, migration, contact memory moving with its pair),
-//! its frames one `.pvtp` of the ranks' pieces.
+//! its frames one `.pvtp` of the ranks' pieces, and a small sheared bed of resolved spheres (the fluid in
+//! slabs, every rank stepping every sphere and forcing its own planes) through the seed's protocol.
 
 use silt_io::scenes::{simulation, simulation_on, Scene};
 use silt_parallel::LocalGroup;
@@ -17,6 +18,8 @@ const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
 const FIBERS: &str = include_str!("../../../examples/mpi-fibers.toml");
 /// Spheres poured onto a floor, split along x, Hertz contacts with shear history, velocity Verlet.
 const BED: &str = include_str!("../../../examples/mpi-bed.toml");
+/// The seed's sheared bed, small: settled dry, mobilised, held at its flow rate (eq. 32).
+const SHEARED_BED: &str = include_str!("../../../examples/mpi-sheared-bed.toml");
 
 fn scene(text: &str) -> (String, Scene) {
     let scene = Scene::parse(text, Path::new("scene.toml")).unwrap();
@@ -314,6 +317,97 @@ fn a_bed_split_over_two_to_four_ranks_writes_the_serial_files_and_resumes_on_any
         let dir = tempfile::tempdir().unwrap();
         run_bed(first, dir.path(), false, Some(0.2));
         run_bed(then, dir.path(), true, None);
+        compare(dir.path(), &format!("{first} ranks resumed on {then}"));
+    }
+}
+
+/// Runs the small sheared bed on `ranks` ranks (one: the serial path) into `out`.
+fn run_sheared_bed(ranks: usize, out: &Path, resume: bool, until: Option<f64>) {
+    let Scene::Coupled(bed) = Scene::parse(SHEARED_BED, Path::new("scene.toml")).unwrap() else {
+        panic!("a coupled scene")
+    };
+    if ranks == 1 {
+        let mut sim = simulation(&bed, SHEARED_BED, out, resume).unwrap();
+        sim.run(until, &mut |_| {}).unwrap();
+        return;
+    }
+    let results = LocalGroup::run(ranks, |comm| {
+        let mut sim =
+            simulation_on(&bed, SHEARED_BED, out, resume, &comm).map_err(|e| e.to_string())?;
+        sim.run(until, &mut |_| {}).map_err(|e| e.to_string())?;
+        Ok::<_, String>(())
+    });
+    for (rank, r) in results.into_iter().enumerate() {
+        r.unwrap_or_else(|e| panic!("rank {rank} of {ranks}: {e}"));
+    }
+}
+
+/// The files of a run's folder (relative paths, sorted) but its checkpoints, fluid images and series.
+fn written_files(dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            let name = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            let skipped = name.starts_with("checkpoint")
+                || name.starts_with("fluid/")
+                || name == "series.pvd";
+            if !skipped {
+                files.push(name);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn a_sheared_bed_on_two_to_four_ranks_writes_the_serial_files_and_resumes_on_any() {
+    let serial = tempfile::tempdir().unwrap();
+    run_sheared_bed(1, serial.path(), false, None);
+    let files = written_files(serial.path());
+    for needed in ["diagnostics.csv", "bed.csv", "profiles/profile_000006.csv"] {
+        assert!(files.iter().any(|f| f == needed), "{needed} in {files:?}");
+    }
+    // The protocol went through to its averages (phase 3), the particles moving (q_v > 0).
+    let bed = read(&serial.path().join("bed.csv"));
+    let last: Vec<f64> = bed
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(last[1] == 3.0 && last[6] > 0.0, "{bed}");
+    let expected: Vec<String> = files.iter().map(|f| read(&serial.path().join(f))).collect();
+    let compare = |dir: &Path, what: &str| {
+        assert_eq!(written_files(dir), files, "{what}");
+        for (file, want) in files.iter().zip(&expected) {
+            assert_eq!(&read(&dir.join(file)), want, "{file}, {what}");
+        }
+    };
+    for ranks in 2..=4 {
+        let dir = tempfile::tempdir().unwrap();
+        run_sheared_bed(ranks, dir.path(), false, None);
+        compare(dir.path(), &format!("{ranks} ranks"));
+        // The fluid frames: one image of the ranks' pieces.
+        let pvti = read(&dir.path().join("fluid/fluid_000003.pvti"));
+        assert_eq!(pvti.matches("<Piece ").count(), ranks, "{pvti}");
+    }
+    // Stopped on 3 ranks while mobilising, resumed on 2 and 1; a serial run resumed on 4.
+    for (first, then) in [(3, 2), (3, 1), (1, 4)] {
+        let dir = tempfile::tempdir().unwrap();
+        run_sheared_bed(first, dir.path(), false, Some(0.5));
+        run_sheared_bed(then, dir.path(), true, None);
         compare(dir.path(), &format!("{first} ranks resumed on {then}"));
     }
 }

@@ -473,6 +473,15 @@ impl CoupledScene {
     /// Places the particles, checks that the grid resolves them, and makes the fluid solver (with the
     /// body force of a periodic suspension) and the coupled particles.
     pub fn halves(&self) -> Result<(silt_fluid::FluidSolver, CoupledParticles), SceneError> {
+        self.halves_on(&silt_parallel::SingleRank::comm())
+    }
+
+    /// This rank's part of [`CoupledScene::halves`] on the ranks of `comm`: its slab of the fluid and
+    /// every sphere, the forcing of its slab (`silt_ibm::slab`).
+    pub fn halves_on(
+        &self,
+        comm: &silt_parallel::Comm,
+    ) -> Result<(silt_fluid::FluidSolver, CoupledParticles), SceneError> {
         let dem = self.particles.system()?;
         let h = self.spacing();
         let p = &dem.particles;
@@ -499,7 +508,7 @@ impl CoupledScene {
                 bulk_velocity: silt_fluid::Signal::Constant(0.0),
             };
         }
-        let solver = fluid.solver()?;
+        let solver = fluid.solver_on(comm)?;
         let mut coupled = CoupledParticles::new(
             dem,
             fluid.config.grid,
@@ -511,6 +520,7 @@ impl CoupledScene {
         coupled.forcing.close_sphere_markers = self.close_sphere_markers;
         coupled.in_contact = self.in_contact;
         coupled.fluid_fraction_flow_rate = self.fluid_fraction_flow_rate;
+        coupled.forcing.split(solver.decomposition());
         Ok((solver, coupled))
     }
 
@@ -550,7 +560,13 @@ impl SceneKind for Box<CoupledScene> {
     }
 
     fn build(&self) -> Result<CoupledModel, SceneError> {
-        let (fluid, particles) = self.halves()?;
+        self.build_on(&silt_parallel::SingleRank::comm())
+    }
+
+    /// This rank's slab of the fluid with every sphere (each rank steps them all; the forcing of its
+    /// slab and the loads of the spheres it owns are its part: `silt_ibm::slab`).
+    fn build_on(&self, comm: &silt_parallel::Comm) -> Result<CoupledModel, SceneError> {
+        let (fluid, particles) = self.halves_on(comm)?;
         let output = CoupledOutput {
             particle_vtk: self.particles.settings.vtk,
             fluid_vtk: self.fluid.settings.vtk,

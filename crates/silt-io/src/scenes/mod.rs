@@ -104,8 +104,8 @@ pub trait SceneKind {
                 file: PathBuf::new(),
                 key: String::new(),
                 message: format!(
-                    "this scene cannot run on {} ranks yet (distributed runs: fluid, particle and fiber \
-                     scenes); run it on one rank, without mpirun",
+                    "this scene cannot run on {} ranks yet (distributed runs: fluid, particle, fiber \
+                     and coupled scenes); run it on one rank, without mpirun",
                     comm.size()
                 ),
             });
