@@ -2,8 +2,9 @@
 //! silt built with `--features mpi`, against the serial run of the same binary. The diagnostics and
 //! profiles are the serial run's to the byte on 2, 3 and 4 ranks (the decomposed solver does every
 //! value's arithmetic in the serial order), the fluid image is one `.pvti` of per-rank pieces, and a
-//! run stopped on 2 ranks and resumed on 3 continues bit for bit. A fiber scene and a bed of spheres
-//! split into slabs give the serial files.
+//! run stopped on 2 ranks and resumed on 3 continues bit for bit. A fiber scene, a bed of spheres
+//! split into slabs and a small sheared bed of resolved spheres (the seed's protocol) give the serial
+//! files.
 #![cfg(feature = "mpi")]
 
 use std::path::Path;
@@ -17,6 +18,8 @@ const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
 const FIBERS: &str = include_str!("../../../examples/mpi-fibers.toml");
 /// Spheres split into slabs, Hertz contacts with shear history.
 const BED: &str = include_str!("../../../examples/mpi-bed.toml");
+/// Resolved spheres sheared by the fluid (the fluid in slabs, every rank stepping every sphere).
+const SHEARED_BED: &str = include_str!("../../../examples/mpi-sheared-bed.toml");
 /// A rod scene (not split yet).
 const ROD: &str = include_str!("../../../examples/rod-steel-pendulum.toml");
 
@@ -144,6 +147,37 @@ fn mpirun_runs_a_bed_to_the_serial_numbers() {
     }
     let pvtp = read(&dir.path().join("np3/particles/particles_000008.pvtp"));
     assert_eq!(pvtp.matches("<Piece ").count(), 3, "{pvtp}");
+}
+
+#[test]
+fn mpirun_runs_a_sheared_bed_to_the_serial_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bed.toml"), SHEARED_BED).unwrap();
+    succeeds(
+        silt(
+            None,
+            &["run", "bed.toml", "-o", "serial", "--quiet"],
+            dir.path(),
+        ),
+        "serial run",
+    );
+    succeeds(
+        silt(
+            Some(3),
+            &["run", "bed.toml", "-o", "np3", "--quiet"],
+            dir.path(),
+        ),
+        "3 ranks",
+    );
+    for file in ["diagnostics.csv", "bed.csv", "profiles/profile_000006.csv"] {
+        assert_eq!(
+            read(&dir.path().join("np3").join(file)),
+            read(&dir.path().join("serial").join(file)),
+            "{file}"
+        );
+    }
+    let pvti = read(&dir.path().join("np3/fluid/fluid_000003.pvti"));
+    assert_eq!(pvti.matches("<Piece ").count(), 3, "{pvti}");
 }
 
 #[test]

@@ -474,7 +474,7 @@ impl Model for CoupledModel {
     }
 
     fn size(&self) -> (usize, &'static str) {
-        (self.fluid.grid().cell_count(), "cell")
+        (self.fluid.config.grid.cell_count(), "cell")
     }
 
     fn status(&self) -> Option<String> {

@@ -593,7 +593,7 @@ impl SceneKind for Box<CoupledScene> {
     }
 
     fn describe(&self, model: &CoupledModel) -> String {
-        let c = model.fluid.grid().cells;
+        let c = model.fluid.config.grid.cells;
         format!(
             "{} particles in a fluid of {} x {} x {} cells, dt {:e}",
             model.particles.dem.particles.len(),
