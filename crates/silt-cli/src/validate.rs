@@ -123,10 +123,16 @@ fn bench_mpi(quick: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let options = if quick {
-        MpiBenchOptions::quick()
-    } else {
-        MpiBenchOptions::default()
+    let options = match (quick, std::env::var("SILT_BENCH_MPI_PARTS")) {
+        (true, _) => MpiBenchOptions::quick(),
+        (false, Ok(parts)) => match MpiBenchOptions::with_parts(&parts) {
+            Ok(options) => options,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        (false, Err(_)) => MpiBenchOptions::default(),
     };
     match run(&silt, &options, &mut |line: &str| {
         eprintln!("bench: {line}")

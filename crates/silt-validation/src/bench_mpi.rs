@@ -21,6 +21,8 @@ use std::process::Command;
 pub struct MpiBenchOptions {
     /// Cells per axis of the strong-scaling problems (the weak scaling's per rank: n x n x n/2).
     pub cells: usize,
+    /// Run the strong scaling of the fluid (Taylor–Green and the channel, beside CaNS).
+    pub strong: bool,
     /// Steps of the short and the long run of each measurement.
     pub steps: [u64; 2],
     pub rounds: usize,
@@ -35,12 +37,46 @@ pub struct MpiBenchOptions {
     pub bed_steps: [u64; 3],
     /// LAMMPS's input of the bed, if `lmp` is to be run beside it.
     pub lammps_input: Option<PathBuf>,
+    /// The sheared bed (A10 of validation/sheared-bed at D/h = 8): steps to settle and to start the
+    /// flow, then the short and long timed legs (0 settling: not run).
+    pub sheared_bed_steps: [u64; 3],
+}
+
+/// The parts of `silt bench mpi`, as `SILT_BENCH_MPI_PARTS` names them (comma-separated; all by default).
+pub const PARTS: [&str; 5] = ["fluid", "weak", "fibers", "lammps-bed", "sheared-bed"];
+
+impl MpiBenchOptions {
+    /// The default benchmark with only the parts listed in `parts` (comma-separated names of [`PARTS`]).
+    pub fn with_parts(parts: &str) -> Result<Self, String> {
+        let wanted: Vec<&str> = parts.split(',').map(str::trim).collect();
+        if let Some(bad) = wanted.iter().find(|p| !PARTS.contains(p)) {
+            return Err(format!(
+                "SILT_BENCH_MPI_PARTS: no part is named \"{bad}\"; the parts: {}",
+                PARTS.join(", ")
+            ));
+        }
+        let has = |part: &str| wanted.contains(&part);
+        let mut options = Self::default();
+        options.strong = has("fluid");
+        options.weak = has("weak");
+        if !has("fibers") {
+            options.fibers = 0;
+        }
+        if !has("lammps-bed") {
+            options.bed_steps[0] = 0;
+        }
+        if !has("sheared-bed") {
+            options.sheared_bed_steps[0] = 0;
+        }
+        Ok(options)
+    }
 }
 
 impl Default for MpiBenchOptions {
     fn default() -> Self {
         MpiBenchOptions {
             cells: 128,
+            strong: true,
             steps: [5, 25],
             rounds: 2,
             cans: std::env::var_os("CANS_RUN_CASE").map(PathBuf::from),
@@ -51,6 +87,8 @@ impl Default for MpiBenchOptions {
                 || PathBuf::from("../shared/peers/lammps-settle.in"),
                 PathBuf::from,
             )),
+            // 2.0 of dry settling and 0.05 of the mobilisation at dt = 5e-4.
+            sheared_bed_steps: [4_100, 5, 25],
         }
     }
 }
@@ -60,6 +98,7 @@ impl MpiBenchOptions {
     pub fn quick() -> Self {
         MpiBenchOptions {
             cells: 32,
+            strong: true,
             steps: [2, 6],
             rounds: 1,
             cans: None,
@@ -67,6 +106,7 @@ impl MpiBenchOptions {
             fibers: 6,
             bed_steps: [50, 10, 30],
             lammps_input: None,
+            sheared_bed_steps: [0, 0, 0],
         }
     }
 }
@@ -116,6 +156,8 @@ pub struct MpiBenchReport {
     pub bed: Vec<(Launch, f64, Option<f64>)>,
     /// Why LAMMPS was not measured, if it was not.
     pub lammps_note: Option<String>,
+    /// The sheared bed: seconds per coupled step on each launch.
+    pub sheared_bed: Vec<(Launch, f64)>,
 }
 
 /// The fiber suspension: `count` stiff fibers of 20 beads at random in a cube holding 50 per
@@ -269,6 +311,21 @@ fn lammps_bed_scene(steps: u64) -> Result<String, String> {
     Ok(replaced)
 }
 
+/// Case A10 of the sheared-bed validation at its resolution to `steps` steps of 5e-4, writing only what
+/// a restart needs.
+fn sheared_bed_scene(steps: u64) -> Result<String, String> {
+    use silt_io::scenes::Override;
+    let case = crate::case::CaseFiles::open("sheared-bed", false)?;
+    let changes = [
+        Override::new("simulation.end_time", steps as f64 * 5e-4),
+        Override::new("output.interval", 1000.0),
+        Override::new("output.checkpoint_interval", 1000.0),
+        Override::new("output.vtk", false),
+        Override::new("fluid.output.vtk_interval", 1000.0),
+    ];
+    Ok(case.scene_text("a10.toml", &changes)?.0)
+}
+
 /// The LAMMPS bed settled once (2 threads), then timed from there on each launch: (long leg - short
 /// leg) / their steps' difference, the best of the rounds.
 fn bed_seconds_per_step(
@@ -276,18 +333,37 @@ fn bed_seconds_per_step(
     options: &MpiBenchOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<(Launch, f64)>, String> {
-    let [settle, short, long] = options.bed_steps;
+    settled_seconds_per_step(
+        silt,
+        options,
+        "LAMMPS bed",
+        options.bed_steps,
+        &lammps_bed_scene,
+        progress,
+    )
+}
+
+/// `make(steps)`'s scene run once to `steps[0]` steps (2 threads), then timed from there on each
+/// launch: (long leg - short leg) / their steps' difference, the best of the rounds.
+fn settled_seconds_per_step(
+    silt: &Path,
+    options: &MpiBenchOptions,
+    name: &str,
+    [settle, short, long]: [u64; 3],
+    make: &dyn Fn(u64) -> Result<String, String>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<(Launch, f64)>, String> {
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder: {e}"))?;
     let settled = dir.path().join("settled");
     std::fs::create_dir_all(&settled).map_err(|e| format!("{e}"))?;
     timed_leg(
         silt,
         Launch::Threads(2),
-        &lammps_bed_scene(settle)?,
+        &make(settle)?,
         &settled,
         None,
     )?;
-    progress(&format!("LAMMPS bed settled ({settle} steps)"));
+    progress(&format!("{name} settled ({settle} steps)"));
     let mut rows = Vec::new();
     for launch in [
         Launch::Threads(1),
@@ -304,7 +380,7 @@ fn bed_seconds_per_step(
                 timed_leg(
                     silt,
                     launch,
-                    &lammps_bed_scene(settle + steps)?,
+                    &make(settle + steps)?,
                     &leg_dir,
                     Some(&settled.join("out")),
                 )
@@ -317,7 +393,7 @@ fn bed_seconds_per_step(
             best = best
                 .min((long_seconds - short_seconds).max(0.0) / (long_steps - short_steps) as f64);
         }
-        progress(&format!("LAMMPS bed, {launch}: {:.3} ms/step", 1e3 * best));
+        progress(&format!("{name}, {launch}: {:.3} ms/step", 1e3 * best));
         rows.push((launch, best));
     }
     Ok(rows)
@@ -424,7 +500,7 @@ pub fn run(
             Box::new(move |s| channel([n, n, n], s)),
         ),
     ];
-    for (case, cans_case, make) in &cases {
+    for (case, cans_case, make) in cases.iter().filter(|_| options.strong) {
         for launch in [
             Launch::Threads(1),
             Launch::Threads(2),
@@ -452,7 +528,7 @@ pub fn run(
             });
         }
     }
-    if options.cans.is_none() {
+    if options.cans.is_none() && options.strong {
         cans_note = Some(
             "CaNS not measured: set CANS_RUN_CASE to its run script (docs/performance.md says how \
              to build it)"
@@ -521,6 +597,17 @@ pub fn run(
             lammps_note = Some("LAMMPS not run (the quick benchmark)".into());
         }
     }
+    let mut sheared_bed = Vec::new();
+    if options.sheared_bed_steps[0] > 0 {
+        sheared_bed = settled_seconds_per_step(
+            silt,
+            options,
+            "sheared bed A10",
+            options.sheared_bed_steps,
+            &sheared_bed_scene,
+            progress,
+        )?;
+    }
     Ok(MpiBenchReport {
         machine: crate::bench_dem::machine(),
         options: options.clone(),
@@ -530,6 +617,7 @@ pub fn run(
         fibers,
         bed,
         lammps_note,
+        sheared_bed,
     })
 }
 
@@ -650,6 +738,22 @@ impl MpiBenchReport {
             }
             if let Some(note) = &self.lammps_note {
                 out.push_str(&format!("\n{note}\n"));
+            }
+        }
+        if let Some((_, one)) = self.sheared_bed.first() {
+            let [settle, short, long] = self.options.sheared_bed_steps;
+            out.push_str(&format!(
+                "\nThe sheared bed (A10 of validation/sheared-bed: 90 x 45 x 130 cells, D/h = 8, 266 \
+                 spheres; {settle} steps of dry settling and mobilisation, then ({long} - {short} steps) \
+                 / {}; on ranks the fluid in slabs, every rank stepping every sphere)\n\n\
+                 | launch | s/step | speed-up over 1 thread |\n|---|---|---|\n",
+                long - short
+            ));
+            for (launch, seconds) in &self.sheared_bed {
+                out.push_str(&format!(
+                    "| {launch} | {seconds:.4} | {:.2} |\n",
+                    one / seconds
+                ));
             }
         }
         if let Some(serial) = self
