@@ -56,9 +56,11 @@ impl MpiBenchOptions {
             ));
         }
         let has = |part: &str| wanted.contains(&part);
-        let mut options = Self::default();
-        options.strong = has("fluid");
-        options.weak = has("weak");
+        let mut options = MpiBenchOptions {
+            strong: has("fluid"),
+            weak: has("weak"),
+            ..Self::default()
+        };
         if !has("fibers") {
             options.fibers = 0;
         }
