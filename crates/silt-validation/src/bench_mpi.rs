@@ -358,13 +358,7 @@ fn settled_seconds_per_step(
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder: {e}"))?;
     let settled = dir.path().join("settled");
     std::fs::create_dir_all(&settled).map_err(|e| format!("{e}"))?;
-    timed_leg(
-        silt,
-        Launch::Threads(2),
-        &make(settle)?,
-        &settled,
-        None,
-    )?;
+    timed_leg(silt, Launch::Threads(2), &make(settle)?, &settled, None)?;
     progress(&format!("{name} settled ({settle} steps)"));
     let mut rows = Vec::new();
     for launch in [
