@@ -92,6 +92,10 @@ enum Command {
         quick: bool,
         #[arg(long)]
         list: bool,
+        /// Only these runs of a case made of long runs (comma-separated; the sheared bed: a1, a2, a9,
+        /// a10, a10m, a10-coarse), so that it can be run in parts.
+        #[arg(long, value_delimiter = ',')]
+        runs: Option<Vec<String>>,
     },
     /// Benchmarks: `silt bench dem` runs the LAMMPS settling problem, `silt bench fluid` the Taylor–Green
     /// and channel flows at 128^3, `silt bench ibm` the coupled spheres (ten Cate E3, 500 spheres),
@@ -189,7 +193,8 @@ fn main() -> ExitCode {
             output,
             quick,
             list,
-        } => validate::run(case.as_deref(), &output, quick, list),
+            runs,
+        } => validate::run(case.as_deref(), &output, quick, list, runs.as_deref()),
         Command::Bench { name, quick } => validate::bench(&name, quick),
     }
 }

@@ -3,8 +3,37 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(case: Option<&str>, output: &Path, quick: bool, list: bool) -> ExitCode {
+pub fn run(
+    case: Option<&str>,
+    output: &Path,
+    quick: bool,
+    list: bool,
+    runs: Option<&[String]>,
+) -> ExitCode {
     let cases = silt_validation::report::CASES;
+    if let Some(runs) = runs {
+        if case != Some("sheared-bed") {
+            eprintln!(
+                "error: --runs picks runs of the sheared-bed validation: `silt validate sheared-bed \
+                 --runs a9`"
+            );
+            return ExitCode::from(2);
+        }
+        let labels = match silt_validation::sheared_bed::run_labels(quick) {
+            Ok(labels) => labels,
+            Err(e) => {
+                eprintln!("error: sheared-bed: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Some(bad) = runs.iter().find(|r| !labels.contains(r)) {
+            eprintln!(
+                "error: --runs: no run of the sheared-bed validation is labelled \"{bad}\"; the runs: {}",
+                labels.join(", ")
+            );
+            return ExitCode::from(2);
+        }
+    }
     if list {
         for c in cases {
             println!("{:22} {}", c.name, c.description);
@@ -28,7 +57,11 @@ pub fn run(case: Option<&str>, output: &Path, quick: bool, list: bool) -> ExitCo
     let mut all_passed = true;
     for c in selected {
         eprintln!("validate: {} ...", c.name);
-        match (c.run)(output, quick) {
+        let outcome = match runs {
+            Some(runs) => silt_validation::sheared_bed::report_runs(output, quick, Some(runs)),
+            None => (c.run)(output, quick),
+        };
+        match outcome {
             Ok(report) => {
                 println!("{}", report.summary());
                 all_passed &= report.passed;

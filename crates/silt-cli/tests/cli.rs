@@ -185,3 +185,31 @@ fn set_changes_a_scene_key_for_check_and_run() {
         assert!(stderr(&out).contains(hint), "{bad}: {}", stderr(&out));
     }
 }
+
+/// `--runs` picks runs of the sheared-bed validation by label; other labels and other cases are refused
+/// with exit code 2, naming what is allowed, before anything runs.
+#[test]
+fn validate_runs_are_checked_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = silt(
+        &[
+            "validate",
+            "sheared-bed",
+            "--runs",
+            "a9,a11",
+            "-o",
+            "report",
+        ],
+        dir.path(),
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    let message = stderr(&bad);
+    assert!(
+        message.contains("\"a11\"") && message.contains("a1, a2, a9, a10, a10m, a10-coarse"),
+        "{message}"
+    );
+    let other = silt(&["validate", "gondret", "--runs", "a9"], dir.path());
+    assert_eq!(other.status.code(), Some(2));
+    assert!(stderr(&other).contains("sheared-bed"));
+    assert!(!dir.path().join("report").exists());
+}

@@ -399,10 +399,42 @@ fn csv_columns(path: &Path, text: &str, names: &[&str]) -> Result<Vec<Vec<f64>>,
 
 /// The case report.
 pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
+    report_runs(out, quick, None)
+}
+
+/// The labels of the validation's runs: its cases, then the resolution study's run.
+pub fn run_labels(quick: bool) -> Result<Vec<String>, String> {
+    let case = CaseFiles::open("sheared-bed", quick)?;
+    let options: Options = case.parameters()?;
+    let mut labels = options.cases.clone();
+    if !options.resolution_study.is_empty() {
+        labels.push(format!("{}-coarse", options.resolution_study));
+    }
+    Ok(labels)
+}
+
+/// [`report`] of the runs labelled in `only` (`a1` ... `a10m`, and `a10-coarse` for the resolution
+/// study's run; all when `None`): a validation of many hours run in parts (`silt validate sheared-bed
+/// --runs a9`), each part's report of its runs.
+pub fn report_runs(out: &Path, quick: bool, only: Option<&[String]>) -> Result<CaseReport, String> {
     let case = CaseFiles::open("sheared-bed", quick)?;
     let criteria: Criteria = case.tolerances()?;
-    let options: Options = case.parameters()?;
+    let mut options: Options = case.parameters()?;
     let experiments: BTreeMap<String, Experiment> = case.table("experiments")?;
+    if let Some(only) = only {
+        let labels = run_labels(quick)?;
+        if let Some(bad) = only.iter().find(|l| !labels.contains(l)) {
+            return Err(format!(
+                "--runs: no run of the sheared-bed validation is labelled \"{bad}\"; the runs: {}",
+                labels.join(", ")
+            ));
+        }
+        let coarse = format!("{}-coarse", options.resolution_study);
+        options.cases.retain(|c| only.contains(c));
+        if !only.contains(&coarse) {
+            options.resolution_study.clear();
+        }
+    }
     let dir = case_dir(out, case.name)?;
     let mut progress = |line: &str| eprintln!("sheared-bed: {line}");
 
