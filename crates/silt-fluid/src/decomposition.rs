@@ -190,6 +190,20 @@ impl Decomposition {
         local: &[f64],
         window: &dyn Fn(usize) -> (isize, isize),
     ) -> Vec<f64> {
+        let mut out = Vec::new();
+        self.gather_planes_into(partition, plane_len, local, window, &mut out);
+        out
+    }
+
+    /// [`Decomposition::gather_planes`] into `out` (its allocation reused: no new pages per call).
+    pub fn gather_planes_into(
+        &self,
+        partition: &[Range<usize>],
+        plane_len: usize,
+        local: &[f64],
+        window: &dyn Fn(usize) -> (isize, isize),
+        out: &mut Vec<f64>,
+    ) {
         let m = partition.last().map_or(0, |p| p.end) as isize;
         let me = self.comm.rank();
         let ranks = self.comm.size();
@@ -229,13 +243,13 @@ impl Decomposition {
                 Some(start)
             })
             .collect();
-        let mut out = Vec::with_capacity(received.len());
+        out.clear();
+        out.reserve(received.len());
         for k in first..end {
             let r = owner(k);
             out.extend_from_slice(&received[next[r]..next[r] + plane_len]);
             next[r] += plane_len;
         }
-        out
     }
 
     /// The low ghost plane along z of `field` only, from the low neighbour (its last plane): what the

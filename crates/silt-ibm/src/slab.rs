@@ -33,6 +33,8 @@ pub struct SlabForcing {
     pub own_layout: GridLayout,
     /// The predicted, then forced velocity on this rank's windows, per component.
     pub values: [Vec<f64>; 3],
+    /// The next refresh's arrays (swapped with `values`: their allocations are reused).
+    spare: [Vec<f64>; 3],
     /// Per sphere: whether its centre lies in this rank's slab.
     pub owned: Vec<bool>,
 }
@@ -99,6 +101,7 @@ impl SlabForcing {
             window_layout,
             own_layout,
             values: Default::default(),
+            spare: Default::default(),
             owned: Vec::new(),
         }
     }
@@ -170,10 +173,14 @@ impl SlabForcing {
     }
 
     /// The window arrays from the compact arrays of this rank's own planes (`own[c]`, the fluid
-    /// solver's layout): one exchange with the ranks that hold the window's other planes.
+    /// solver's layout): its planes copied, the others from the ranks that hold them.
     pub fn load(&mut self, own: &[Vec<f64>; 3]) {
         for (c, own) in own.iter().enumerate() {
-            self.values[c] = self.gather(c, own);
+            let len = self.window(c).count * self.plane_len(c);
+            let at = self.own_in_window(c);
+            self.values[c].resize(len, 0.0);
+            self.values[c][at].copy_from_slice(own);
+            self.exchange_halos(c);
         }
     }
 
@@ -181,9 +188,42 @@ impl SlabForcing {
     /// every rank's own planes).
     pub fn refresh(&mut self) {
         for c in 0..3 {
-            let own = self.own_in_window(c);
-            self.values[c] = self.gather(c, &self.values[c][own]);
+            self.exchange_halos(c);
         }
+    }
+
+    /// The planes of component c's window below and above this rank's own, from the ranks that hold
+    /// them: two exchanges of the halo planes only (the own planes stay where they are).
+    fn exchange_halos(&mut self, c: usize) {
+        let plane_len = self.plane_len(c);
+        let own = self.own_in_window(c);
+        let count = self.window(c).count;
+        let mut halo = std::mem::take(&mut self.spare[c]);
+        for below in [true, false] {
+            let (windows, partition) = (&self.windows[c], &self.partition[c]);
+            let range = |rank: usize| {
+                let (w, mine) = (windows[rank], &partition[rank]);
+                if below {
+                    (w.first, w.first.max(mine.start as isize))
+                } else {
+                    (mine.end as isize, w.first + w.count as isize)
+                }
+            };
+            self.decomposition.gather_planes_into(
+                partition,
+                plane_len,
+                &self.values[c][own.clone()],
+                &range,
+                &mut halo,
+            );
+            let at = if below {
+                0..own.start
+            } else {
+                own.end..count * plane_len
+            };
+            self.values[c][at].copy_from_slice(&halo);
+        }
+        self.spare[c] = halo;
     }
 
     /// Copies this rank's own planes of the window arrays into `own` (compact, the solver's layout).
@@ -191,16 +231,6 @@ impl SlabForcing {
         for (c, own) in own.iter_mut().enumerate() {
             own.copy_from_slice(&self.values[c][self.own_in_window(c)]);
         }
-    }
-
-    fn gather(&self, c: usize, own: &[f64]) -> Vec<f64> {
-        let windows = &self.windows[c];
-        let window = |rank: usize| {
-            let w = windows[rank];
-            (w.first, w.first + w.count as isize)
-        };
-        self.decomposition
-            .gather_planes(&self.partition[c], self.plane_len(c), own, &window)
     }
 
     /// Every sphere's `values` from the rank that owns it (this rank's rows of its own spheres are
