@@ -121,61 +121,47 @@ fn mpirun_runs_fibers_to_the_serial_numbers() {
     }
 }
 
-#[test]
-fn mpirun_runs_a_bed_to_the_serial_numbers() {
+/// Runs `scene` serially into `serial` and with `mpirun -np ranks` into `npN`; checks that `files` are
+/// the same in both; returns the folder and what the distributed run printed.
+fn serial_and_on_ranks(scene: &str, ranks: usize, files: &[&str]) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("bed.toml"), BED).unwrap();
+    std::fs::write(dir.path().join("scene.toml"), scene).unwrap();
     succeeds(
         silt(
             None,
-            &["run", "bed.toml", "-o", "serial", "--quiet"],
+            &["run", "scene.toml", "-o", "serial", "--quiet"],
             dir.path(),
         ),
         "serial run",
     );
+    let out = format!("np{ranks}");
     let stderr = succeeds(
-        silt(Some(3), &["run", "bed.toml", "-o", "np3"], dir.path()),
-        "3 ranks",
+        silt(Some(ranks), &["run", "scene.toml", "-o", &out], dir.path()),
+        &format!("{ranks} ranks"),
     );
-    assert!(stderr.contains("split along x into 3 slabs"), "{stderr}");
-    for file in ["diagnostics.csv", "track_0.csv", "track_299.csv"] {
+    for file in files {
         assert_eq!(
-            read(&dir.path().join("np3").join(file)),
+            read(&dir.path().join(&out).join(file)),
             read(&dir.path().join("serial").join(file)),
             "{file}"
         );
     }
+    (dir, stderr)
+}
+
+#[test]
+fn mpirun_runs_a_bed_to_the_serial_numbers() {
+    let files = ["diagnostics.csv", "track_0.csv", "track_299.csv"];
+    let (dir, stderr) = serial_and_on_ranks(BED, 3, &files);
+    assert!(stderr.contains("split along x into 3 slabs"), "{stderr}");
     let pvtp = read(&dir.path().join("np3/particles/particles_000008.pvtp"));
     assert_eq!(pvtp.matches("<Piece ").count(), 3, "{pvtp}");
 }
 
 #[test]
 fn mpirun_runs_a_sheared_bed_to_the_serial_numbers() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("bed.toml"), SHEARED_BED).unwrap();
-    succeeds(
-        silt(
-            None,
-            &["run", "bed.toml", "-o", "serial", "--quiet"],
-            dir.path(),
-        ),
-        "serial run",
-    );
-    succeeds(
-        silt(
-            Some(3),
-            &["run", "bed.toml", "-o", "np3", "--quiet"],
-            dir.path(),
-        ),
-        "3 ranks",
-    );
-    for file in ["diagnostics.csv", "bed.csv", "profiles/profile_000006.csv"] {
-        assert_eq!(
-            read(&dir.path().join("np3").join(file)),
-            read(&dir.path().join("serial").join(file)),
-            "{file}"
-        );
-    }
+    let files = ["diagnostics.csv", "bed.csv", "profiles/profile_000006.csv"];
+    let (dir, _) = serial_and_on_ranks(SHEARED_BED, 3, &files);
     let pvti = read(&dir.path().join("np3/fluid/fluid_000003.pvti"));
     assert_eq!(pvti.matches("<Piece ").count(), 3, "{pvti}");
 }

@@ -6,7 +6,7 @@
 //! its frames one `.pvtp` of the ranks' pieces, and a small sheared bed of resolved spheres (the fluid in
 //! slabs, every rank stepping every sphere and forcing its own planes) through the seed's protocol.
 
-use silt_io::scenes::{simulation, simulation_on, Scene};
+use silt_io::scenes::{simulation, simulation_on, Scene, SceneKind};
 use silt_parallel::LocalGroup;
 use std::path::Path;
 
@@ -185,25 +185,35 @@ fn scenes_that_cannot_be_split_yet_say_so() {
     );
 }
 
-/// Runs a fiber scene on `ranks` ranks (one: the serial path) into `out`.
-fn run_fibers(ranks: usize, text: &str, out: &Path, resume: bool, until: Option<f64>) {
-    let Scene::Fibers(fibers) = Scene::parse(text, Path::new("scene.toml")).unwrap() else {
-        panic!("a fiber scene")
-    };
+/// Runs scene `kind` (from `text`) on `ranks` ranks (one: the serial path) into `out`.
+fn run_kind<K: SceneKind + Sync>(
+    kind: &K,
+    text: &str,
+    ranks: usize,
+    out: &Path,
+    resume: bool,
+    until: Option<f64>,
+) {
     if ranks == 1 {
-        let mut sim = simulation(&fibers, text, out, resume).unwrap();
+        let mut sim = simulation(kind, text, out, resume).unwrap();
         sim.run(until, &mut |_| {}).unwrap();
         return;
     }
     let results = LocalGroup::run(ranks, |comm| {
-        let mut sim =
-            simulation_on(&fibers, text, out, resume, &comm).map_err(|e| e.to_string())?;
+        let mut sim = simulation_on(kind, text, out, resume, &comm).map_err(|e| e.to_string())?;
         sim.run(until, &mut |_| {}).map_err(|e| e.to_string())?;
         Ok::<_, String>(())
     });
     for (rank, r) in results.into_iter().enumerate() {
         r.unwrap_or_else(|e| panic!("rank {rank} of {ranks}: {e}"));
     }
+}
+
+fn run_fibers(ranks: usize, text: &str, out: &Path, resume: bool, until: Option<f64>) {
+    let Scene::Fibers(fibers) = Scene::parse(text, Path::new("scene.toml")).unwrap() else {
+        panic!("a fiber scene")
+    };
+    run_kind(&fibers, text, ranks, out, resume, until);
 }
 
 /// The files a fiber run writes that must match the serial run's to the byte.
@@ -252,19 +262,7 @@ fn run_bed(ranks: usize, out: &Path, resume: bool, until: Option<f64>) {
     let Scene::Particles(bed) = Scene::parse(BED, Path::new("scene.toml")).unwrap() else {
         panic!("a particle scene")
     };
-    if ranks == 1 {
-        let mut sim = simulation(&bed, BED, out, resume).unwrap();
-        sim.run(until, &mut |_| {}).unwrap();
-        return;
-    }
-    let results = LocalGroup::run(ranks, |comm| {
-        let mut sim = simulation_on(&bed, BED, out, resume, &comm).map_err(|e| e.to_string())?;
-        sim.run(until, &mut |_| {}).map_err(|e| e.to_string())?;
-        Ok::<_, String>(())
-    });
-    for (rank, r) in results.into_iter().enumerate() {
-        r.unwrap_or_else(|e| panic!("rank {rank} of {ranks}: {e}"));
-    }
+    run_kind(&bed, BED, ranks, out, resume, until);
 }
 
 /// The files of the bed that must match the serial run's to the byte.
@@ -326,20 +324,7 @@ fn run_sheared_bed(ranks: usize, out: &Path, resume: bool, until: Option<f64>) {
     let Scene::Coupled(bed) = Scene::parse(SHEARED_BED, Path::new("scene.toml")).unwrap() else {
         panic!("a coupled scene")
     };
-    if ranks == 1 {
-        let mut sim = simulation(&bed, SHEARED_BED, out, resume).unwrap();
-        sim.run(until, &mut |_| {}).unwrap();
-        return;
-    }
-    let results = LocalGroup::run(ranks, |comm| {
-        let mut sim =
-            simulation_on(&bed, SHEARED_BED, out, resume, &comm).map_err(|e| e.to_string())?;
-        sim.run(until, &mut |_| {}).map_err(|e| e.to_string())?;
-        Ok::<_, String>(())
-    });
-    for (rank, r) in results.into_iter().enumerate() {
-        r.unwrap_or_else(|e| panic!("rank {rank} of {ranks}: {e}"));
-    }
+    run_kind(&bed, SHEARED_BED, ranks, out, resume, until);
 }
 
 /// The files of a run's folder (relative paths, sorted) but its checkpoints, fluid images and series.
