@@ -257,6 +257,38 @@ fn mpirun_stops_a_diverging_run_on_every_rank_with_exit_1() {
     }
 }
 
+/// The sheared bed driven far too hard (a flow rate 200 times the scene's): the flow diverges at the
+/// same step on 2 ranks as serially, with the serial message once, the output kept and a checkpoint per rank.
+#[test]
+fn mpirun_stops_a_diverging_sheared_bed_as_the_serial_run_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bed.toml"), SHEARED_BED).unwrap();
+    let run = |ranks, out: &str| {
+        let args = ["run", "bed.toml", "-o", out, "--set", "bed.flow_rate=50.0"];
+        let output = silt(ranks, &args, dir.path());
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(1), "{out}: {stderr}");
+        let error: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(error.len(), 1, "{out}: {stderr}");
+        assert!(error[0].contains("the flow diverged at step"), "{stderr}");
+        assert_eq!(stderr.matches("is kept in").count(), 1, "{stderr}");
+        error[0].to_string()
+    };
+    let serial = run(None, "serial");
+    assert_eq!(run(Some(2), "np2"), serial);
+    for file in ["diagnostics.csv", "bed.csv"] {
+        assert_eq!(
+            read(&dir.path().join("np2").join(file)),
+            read(&dir.path().join("serial").join(file)),
+            "{file}"
+        );
+    }
+    for r in 0..2 {
+        let checkpoint = format!("np2/checkpoint.rank{r}-of-2.bin");
+        assert!(dir.path().join(&checkpoint).exists(), "{checkpoint}");
+    }
+}
+
 #[test]
 fn mpirun_refuses_more_ranks_than_slabs_naming_the_limit() {
     let dir = tempfile::tempdir().unwrap();

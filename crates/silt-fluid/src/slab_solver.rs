@@ -168,42 +168,46 @@ impl SlabSolver {
             self.solver.solve(a, b, field);
             return;
         }
+        let ranks = self.comm.size();
         let singular = self.solver.is_singular(a);
         self.solver.ensure_factors(a, b, singular);
         let solver = &self.solver;
 
-        // 1. Forward transforms of the local planes (spectral rows: y slot fastest, then x slot).
-        field.par_chunks_mut(plane_len).for_each_init(
-            || solver.plane_work(),
-            |work, plane| solver.forward_plane(plane, work),
-        );
-
-        // 2. To whole z lines: rank r gets the rows of its x slots of every local plane.
-        let rows = |r: &Range<usize>| r.start * m1..r.end * m1;
-        let send_counts: Vec<usize> = self
-            .slots
-            .iter()
-            .map(|s| s.len() * m1 * planes.len())
-            .collect();
-        let mut offset = 0;
-        for slot_block in &self.slots {
-            for plane in field.chunks_exact(plane_len) {
-                let chunk = &plane[rows(slot_block)];
-                self.buffer[offset..offset + chunk.len()].copy_from_slice(chunk);
-                offset += chunk.len();
-            }
+        // 1. Forward transforms of the local planes (spectral rows: y slot fastest, then x slot),
+        //    each plane's rows of every rank's x slots copied out while the plane is in cache: ours
+        //    straight into our z lines, the others' into their blocks of the send buffer.
+        let len_of = |r: usize| self.slots[r].len() * m1;
+        let rows = |r: usize| self.slots[r].start * m1..self.slots[r].end * m1;
+        let line_plane = len_of(me);
+        {
+            let mut outgoing =
+                chunks_per_plane(&mut self.buffer, &self.slots, me, m1, planes.len());
+            let own_lines = self.lines[planes.start * line_plane..planes.end * line_plane]
+                .chunks_exact_mut(line_plane);
+            field
+                .par_chunks_mut(plane_len)
+                .zip(own_lines.zip(outgoing.iter_mut()).collect::<Vec<_>>())
+                .for_each_init(
+                    || solver.plane_work(),
+                    |work, (plane, (own, others))| {
+                        solver.forward_plane(plane, work);
+                        own.copy_from_slice(&plane[rows(me)]);
+                        for (r, chunk) in others.iter_mut() {
+                            chunk.copy_from_slice(&plane[rows(*r)]);
+                        }
+                    },
+                );
         }
-        let recv_counts: Vec<usize> = self
-            .planes
-            .iter()
-            .map(|p| slots.len() * m1 * p.len())
-            .collect();
-        // Planes arrive in rank order, i.e. in k order: the layout of `lines` directly.
-        self.comm
-            .all_to_all_v(&self.buffer, &send_counts, &mut self.lines, &recv_counts);
+
+        // 2. To whole z lines: every other rank's block of our x slots of its planes lands in our
+        //    lines at its planes (they are in k order: the layout of `lines` directly).
+        {
+            let sends = send_blocks(&self.buffer, &self.slots, me, m1, planes.len());
+            let mut receives = line_blocks(&mut self.lines, &self.planes, me, line_plane);
+            self.comm.exchange(&sends, &mut receives);
+        }
 
         // 3. z solves; the singular (λ = 0) column is solved on its own after the sweep.
-        let line_plane = slots.len() * m1;
         let zero_column: Option<Vec<f64>> = (singular && slots.start == 0)
             .then(|| (0..m2).map(|k| self.lines[k * line_plane]).collect());
         solver.z_sweep(solver.current_factors(), &mut self.lines, slots.clone());
@@ -214,29 +218,119 @@ impl SlabSolver {
             }
         }
 
-        // 4. Back to planes: rank r's planes of our lines are one contiguous block.
-        let send_counts = recv_counts;
-        let recv_counts: Vec<usize> = self
-            .slots
-            .iter()
-            .map(|s| s.len() * m1 * planes.len())
-            .collect();
-        self.comm
-            .all_to_all_v(&self.lines, &send_counts, &mut self.buffer, &recv_counts);
-        let mut offset = 0;
-        for slot_block in &self.slots {
-            for plane in field.chunks_exact_mut(plane_len) {
-                let target = &mut plane[rows(slot_block)];
-                target.copy_from_slice(&self.buffer[offset..offset + target.len()]);
-                offset += target.len();
+        // 4. Back to planes: every other rank's planes of our lines go to it in one block; its
+        //    block of our planes arrives in the buffer.
+        {
+            let sends: Vec<(usize, u16, &[f64])> = (0..ranks)
+                .filter(|&r| r != me)
+                .map(|r| {
+                    let block = &self.lines
+                        [self.planes[r].start * line_plane..self.planes[r].end * line_plane];
+                    (r, TRANSPOSE_BACK, block)
+                })
+                .collect();
+            let mut receives: Vec<(usize, u16, &mut [f64])> = Vec::with_capacity(ranks - 1);
+            let mut rest = &mut self.buffer[..];
+            for r in (0..ranks).filter(|&r| r != me) {
+                let (block, tail) = rest.split_at_mut(len_of(r) * planes.len());
+                receives.push((r, TRANSPOSE_BACK, block));
+                rest = tail;
             }
+            self.comm.exchange(&sends, &mut receives);
         }
-        field.par_chunks_mut(plane_len).for_each_init(
-            || solver.plane_work(),
-            |work, plane| solver.inverse_plane(plane, work),
-        );
+
+        // 5. Each plane's rows put back (ours from our lines, the others' from the buffer), then its
+        //    inverse transforms while it is in cache.
+        let mut incoming = chunks_per_plane(&mut self.buffer, &self.slots, me, m1, planes.len());
+        let own_lines =
+            self.lines[planes.start * line_plane..planes.end * line_plane].chunks_exact(line_plane);
+        field
+            .par_chunks_mut(plane_len)
+            .zip(own_lines.zip(incoming.iter_mut()).collect::<Vec<_>>())
+            .for_each_init(
+                || solver.plane_work(),
+                |work, (plane, (own, others))| {
+                    plane[rows(me)].copy_from_slice(own);
+                    for (r, chunk) in others.iter() {
+                        plane[rows(*r)].copy_from_slice(chunk);
+                    }
+                    solver.inverse_plane(plane, work);
+                },
+            );
     }
 }
+
+/// The send buffer cut for the transposes: per local plane, per other rank `r` (in rank order), the
+/// chunk of `r`'s block (`r`'s x slots of each local plane, plane after plane) that holds this
+/// plane's rows.
+fn chunks_per_plane<'a>(
+    buffer: &'a mut [f64],
+    slots: &[Range<usize>],
+    me: usize,
+    m1: usize,
+    local_planes: usize,
+) -> Vec<Vec<(usize, &'a mut [f64])>> {
+    let mut per_plane: Vec<Vec<(usize, &mut [f64])>> = (0..local_planes)
+        .map(|_| Vec::with_capacity(slots.len()))
+        .collect();
+    let mut rest = buffer;
+    for (r, slot_block) in slots.iter().enumerate() {
+        if r == me {
+            continue;
+        }
+        let len = slot_block.len() * m1;
+        let (block, tail) = rest.split_at_mut(len * local_planes);
+        rest = tail;
+        for (plane, chunk) in per_plane.iter_mut().zip(block.chunks_exact_mut(len)) {
+            plane.push((r, chunk));
+        }
+    }
+    per_plane
+}
+
+/// The forward transpose's messages: each other rank's block of the send buffer.
+fn send_blocks<'a>(
+    buffer: &'a [f64],
+    slots: &[Range<usize>],
+    me: usize,
+    m1: usize,
+    local_planes: usize,
+) -> Vec<(usize, u16, &'a [f64])> {
+    let mut sends = Vec::with_capacity(slots.len());
+    let mut rest = buffer;
+    for (r, slot_block) in slots.iter().enumerate() {
+        if r == me {
+            continue;
+        }
+        let (block, tail) = rest.split_at(slot_block.len() * m1 * local_planes);
+        sends.push((r, TRANSPOSE_FORTH, block));
+        rest = tail;
+    }
+    sends
+}
+
+/// The forward transpose's receptions: each other rank's planes of this rank's z lines.
+fn line_blocks<'a>(
+    lines: &'a mut [f64],
+    planes: &[Range<usize>],
+    me: usize,
+    line_plane: usize,
+) -> Vec<(usize, u16, &'a mut [f64])> {
+    let mut receives = Vec::with_capacity(planes.len());
+    let mut rest = lines;
+    for (r, block_planes) in planes.iter().enumerate() {
+        let (block, tail) = rest.split_at_mut(block_planes.len() * line_plane);
+        rest = tail;
+        if r != me {
+            receives.push((r, TRANSPOSE_FORTH, block));
+        }
+    }
+    receives
+}
+
+/// Message tags of the two transposes.
+const TRANSPOSE_FORTH: u16 = 0x7a01;
+const TRANSPOSE_BACK: u16 = 0x7a02;
 
 #[cfg(test)]
 mod tests {

@@ -261,7 +261,10 @@ impl Workspace {
     fn place_markers(&mut self, forcing: &DirectForcing) {
         let h = forcing.layout.grid.spacing;
         let layout = &forcing.layout;
-        let neighbours = close_spheres(forcing);
+        // On a rank of a distributed run, the spheres whose markers it may force with; the others'
+        // markers are not placed.
+        let near = forcing.slab.as_ref().map(|slab| &slab.near[..]);
+        let neighbours = close_spheres(forcing, near);
         // Tiles of the x-component's unknowns, by its support's middle point.
         let shape = layout.unknowns[0].shape;
         let tiles: [usize; 3] = std::array::from_fn(|a| shape[a].div_ceil(TILE_SIZE[a]));
@@ -295,6 +298,10 @@ impl Workspace {
             .enumerate()
             .for_each(|(l, (state, tile))| {
                 let p = owner[l] as usize;
+                if near.is_some_and(|near| !near[p]) {
+                    *state = MarkerState::Elsewhere;
+                    return;
+                }
                 let r = arm[l];
                 let x = forcing.spheres[p].centre + r;
                 let r2 = r.length_squared();
@@ -447,8 +454,13 @@ impl Workspace {
         }
     }
 
-    fn count(&self, state: MarkerState) -> usize {
-        self.state.iter().filter(|&&s| s == state).count()
+    /// The markers in `state` (of the spheres marked in `of` only, where given).
+    fn count(&self, state: MarkerState, of: Option<&[bool]>) -> usize {
+        self.state
+            .iter()
+            .zip(&self.owner)
+            .filter(|&(&s, &p)| s == state && of.is_none_or(|of| of[p as usize]))
+            .count()
     }
 }
 
@@ -498,8 +510,8 @@ fn mark_planes_near_spheres(forcing: &DirectForcing, near: &mut [Vec<bool>; 3]) 
 
 /// For each sphere, the others whose markers' supports may overlap its own: marker spheres closer than
 /// 3 h, in increasing order; the candidates from a cell list of the centres (cells as wide as the
-/// largest such distance).
-fn close_spheres(forcing: &DirectForcing) -> Vec<Vec<usize>> {
+/// largest such distance). With `only`, the spheres not marked there get an empty list.
+fn close_spheres(forcing: &DirectForcing, only: Option<&[bool]>) -> Vec<Vec<usize>> {
     let layout = &forcing.layout;
     let h = layout.grid.spacing;
     let largest = forcing
@@ -520,6 +532,9 @@ fn close_spheres(forcing: &DirectForcing) -> Vec<Vec<usize>> {
         .map(|p| {
             let radius = forcing.markers[p].marker_radius;
             let mut close = Vec::new();
+            if only.is_some_and(|only| !only[p]) {
+                return close;
+            }
             cells.for_each_near(cells.cell_of(&domain, centres[p]), |q| {
                 let d = layout.separation(centres[q], centres[p]);
                 let limit = radius + forcing.markers[q].marker_radius + 3.0 * h;
@@ -568,12 +583,25 @@ impl DirectForcing {
         let mut work = std::mem::take(&mut self.work);
         if let Some(slab) = &mut self.slab {
             slab.set_owners(&self.spheres, &self.layout);
+            let reach: Vec<f64> = self.markers.iter().map(|m| m.marker_radius).collect();
+            slab.set_near(&self.spheres, &reach, &self.layout);
         }
         work.place_markers(self);
         self.placing_seconds += clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
-        self.disabled_at_walls = work.count(MarkerState::AtWall);
-        self.disabled_between_spheres = work.count(MarkerState::BetweenSpheres);
+        // On ranks: each counts the markers of its own spheres (it places them all), summed.
+        let owned = self.slab.as_ref().map(|slab| &slab.owned[..]);
+        let counted = |state| work.count(state, owned);
+        (self.disabled_at_walls, self.disabled_between_spheres) = match self.slab.as_ref() {
+            Some(slab) => (
+                slab.sum_over_ranks(counted(MarkerState::AtWall)),
+                slab.sum_over_ranks(counted(MarkerState::BetweenSpheres)),
+            ),
+            None => (
+                counted(MarkerState::AtWall),
+                counted(MarkerState::BetweenSpheres),
+            ),
+        };
         for c in 0..3 {
             self.own_layout()
                 .add_in_place(c, &velocity[c], &work.near_spheres[c], &mut delta[c]);
@@ -885,7 +913,7 @@ mod tests {
                 })
                 .collect();
             let forcing = DirectForcing::new(grid, &boundaries, spheres, 1, 0.3);
-            let binned = close_spheres(&forcing);
+            let binned = close_spheres(&forcing, None);
             let mut pairs = 0;
             for p in 0..forcing.spheres.len() {
                 let all: Vec<usize> = (0..forcing.spheres.len())

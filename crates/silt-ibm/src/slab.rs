@@ -37,6 +37,9 @@ pub struct SlabForcing {
     spare: [Vec<f64>; 3],
     /// Per sphere: whether its centre lies in this rank's slab.
     pub owned: Vec<bool>,
+    /// Per sphere: whether this rank may force with any of its markers (it owns the sphere, or the
+    /// sphere lies near its slab): the markers of the others are not placed here at all.
+    pub near: Vec<bool>,
 }
 
 impl SlabForcing {
@@ -103,6 +106,7 @@ impl SlabForcing {
             values: Default::default(),
             spare: Default::default(),
             owned: Vec::new(),
+            near: Vec::new(),
         }
     }
 
@@ -151,6 +155,40 @@ impl SlabForcing {
             };
             slab.contains(&(cell as usize))
         }));
+    }
+
+    /// Marks the spheres whose markers this rank may force with: those it owns and those whose
+    /// `reach[p]` (the marker sphere's radius) comes within 6 cells of its slab of cells, generously
+    /// more than a support (1.5 cells) and the staggering (half a cell) add to a marker's planes
+    /// ([`SlabForcing::keeps`] then decides marker by marker).
+    pub fn set_near(&mut self, spheres: &[RigidSphere], reach: &[f64], global: &GridLayout) {
+        let grid = &global.grid;
+        let cells = grid.cells[2] as isize;
+        let slab = self.decomposition.slab();
+        let (first, end) = (slab.start as isize, slab.end as isize);
+        let shifts: &[isize] = if global.periodic[2] {
+            &[-cells, 0, cells]
+        } else {
+            &[0]
+        };
+        let cell = |z: f64| ((z - grid.origin[2]) / grid.spacing).floor() as isize;
+        self.near.clear();
+        self.near.extend(
+            spheres
+                .iter()
+                .zip(reach)
+                .zip(&self.owned)
+                .map(|((s, &r), &owned)| {
+                    let extra = r + 6.0 * grid.spacing;
+                    let (low, high) = (cell(s.centre.z - extra), cell(s.centre.z + extra));
+                    owned || shifts.iter().any(|k| low + k < end && first <= high + k)
+                }),
+        );
+    }
+
+    /// The sum over the ranks of one count per rank, added in rank order (exact for counts).
+    pub fn sum_over_ranks(&self, count: usize) -> usize {
+        self.decomposition.comm().sum_in_rank_order(count as f64) as usize
     }
 
     /// Whether this rank forces with a marker of a sphere it `owns` (or not) whose supports lie within
