@@ -763,8 +763,8 @@ mod tests {
         let mut set = Workspace::new(&close.markers);
         set.place_markers(&close);
         let (at_walls, between) = (
-            set.count(MarkerState::AtWall),
-            set.count(MarkerState::BetweenSpheres),
+            set.count(MarkerState::AtWall, None),
+            set.count(MarkerState::BetweenSpheres, None),
         );
         assert_eq!(at_walls, 0);
         assert!(between > 0);
@@ -794,7 +794,7 @@ mod tests {
         let apart = forcing([Vec3::new(8.0, 12.0, 12.0), Vec3::new(20.0, 12.0, 12.0)]);
         let mut set = Workspace::new(&apart.markers);
         set.place_markers(&apart);
-        assert_eq!(set.count(MarkerState::BetweenSpheres), 0);
+        assert_eq!(set.count(MarkerState::BetweenSpheres, None), 0);
     }
 
     /// Read as the wall rule (supports reaching the other sphere), the rule disables exactly the
@@ -805,12 +805,12 @@ mod tests {
         let mut close = forcing([Vec3::new(1.5, 12.0, 12.0), Vec3::new(26.0, 12.0, 12.0)]);
         let mut set = Workspace::new(&close.markers);
         set.place_markers(&close);
-        let overlapping = set.count(MarkerState::BetweenSpheres);
+        let overlapping = set.count(MarkerState::BetweenSpheres, None);
 
         close.close_sphere_markers = CloseSphereMarkers::ReachingTheSurface;
         let mut set = Workspace::new(&close.markers);
         set.place_markers(&close);
-        let reaching = set.count(MarkerState::BetweenSpheres);
+        let reaching = set.count(MarkerState::BetweenSpheres, None);
         assert!(
             0 < reaching && reaching < overlapping,
             "{reaching} of {overlapping}"
