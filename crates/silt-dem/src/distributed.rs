@@ -35,7 +35,7 @@ use crate::particles::Particles;
 use crate::system::{DemCheckpoint, DemSystem};
 use crate::Vec3;
 
-/// Equal slabs of the box along one axis, one per rank in order.
+/// Slabs of the box along one axis, one per rank in order: equal, or blocks of a grid's cells.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Slabs {
     pub axis: usize,
@@ -43,6 +43,9 @@ pub struct Slabs {
     pub length: f64,
     pub periodic: bool,
     pub count: usize,
+    /// Slabs of whole cells of this width instead of equal ones: rank `r` holds cells
+    /// `first_cells[r]..first_cells[r + 1]` (the last entry is the number of cells).
+    pub cells: Option<(f64, Vec<usize>)>,
 }
 
 impl Slabs {
@@ -54,11 +57,40 @@ impl Slabs {
             length: domain.length()[axis],
             periodic: domain.periodic[axis],
             count,
+            cells: None,
+        }
+    }
+
+    /// The slabs of a grid's cells of width `spacing` along `axis` from `domain.min`, rank `r`
+    /// holding `blocks[r]` (consecutive, from cell 0 to the last): a sphere belongs to the rank of
+    /// the cell its centre lies in, as the fluid's ranks assign a resolved sphere.
+    pub fn of_cells(
+        domain: &Domain,
+        axis: usize,
+        spacing: f64,
+        blocks: &[std::ops::Range<usize>],
+    ) -> Self {
+        let mut first_cells: Vec<usize> = blocks.iter().map(|b| b.start).collect();
+        first_cells.push(blocks.last().map_or(0, |b| b.end));
+        debug_assert!(blocks.windows(2).all(|w| w[0].end == w[1].start));
+        Slabs {
+            cells: Some((spacing, first_cells)),
+            ..Slabs::new(domain, axis, blocks.len())
         }
     }
 
     /// The slab (rank) holding position `x` (the end slabs also hold what lies beyond the box).
     pub fn owner(&self, x: Vec3) -> usize {
+        if let Some((spacing, first_cells)) = &self.cells {
+            let cells = first_cells[self.count] as isize;
+            let cell = ((x[self.axis] - self.min) / spacing).floor() as isize;
+            let cell = if self.periodic {
+                cell.rem_euclid(cells)
+            } else {
+                cell.clamp(0, cells - 1)
+            } as usize;
+            return first_cells[1..].partition_point(|&end| end <= cell);
+        }
         let s = ((x[self.axis] - self.min) / self.length * self.count as f64).floor();
         if s.is_nan() || s < 0.0 {
             0
@@ -69,6 +101,10 @@ impl Slabs {
 
     /// Bounds of slab `r` along the axis.
     pub fn bounds(&self, r: usize) -> (f64, f64) {
+        if let Some((spacing, first_cells)) = &self.cells {
+            let at = |k: usize| self.min + spacing * first_cells[k] as f64;
+            return (at(r), at(r + 1));
+        }
         let at = |k: usize| self.min + self.length * k as f64 / self.count as f64;
         (at(r), at(r + 1))
     }
@@ -446,12 +482,24 @@ impl DemSystem {
     /// `axis`: this rank keeps the spheres of its slab and ghosts of those near it, with their
     /// memories. On one rank the system stays whole.
     pub fn distribute(&mut self, comm: Comm, axis: usize) {
+        let slabs = Slabs::new(&self.domain, axis, comm.size());
+        self.distribute_on(comm, slabs, 0.0);
+    }
+
+    /// [`DemSystem::distribute`] into the given `slabs` (one per rank of `comm`), with ghost layers
+    /// at least `least_layer` thick (a coupled run's spheres reach farther than their contacts:
+    /// their markers and the supports of the fluid's points).
+    pub fn distribute_on(&mut self, comm: Comm, slabs: Slabs, least_layer: f64) {
         if comm.size() == 1 {
             return;
         }
         assert!(self.halo.is_none(), "DemSystem::distribute: already split");
-        let slabs = Slabs::new(&self.domain, axis, comm.size());
-        let layer = self.ghost_layer();
+        assert_eq!(
+            slabs.count,
+            comm.size(),
+            "DemSystem::distribute: a slab per rank"
+        );
+        let layer = self.ghost_layer().max(least_layer);
         let me = comm.rank();
         let total = self.particles.len();
         let records = (0..total)
@@ -652,10 +700,10 @@ impl DemSystem {
             self.particles = c.particles.clone();
             self.wall_states = c.wall_states.clone();
             self.carried_loads = c.carried_loads.clone();
-            let (comm, axis) = (halo.comm.clone(), halo.slabs.axis);
+            let (comm, slabs, layer) = (halo.comm.clone(), halo.slabs.clone(), halo.layer);
             self.neighbors = NeighborList::new(self.neighbors.skin);
             self.restore(c)?;
-            self.distribute(comm, axis);
+            self.distribute_on(comm, slabs, layer);
             return Ok(());
         }
         if c.ids.len() != c.particles.len() {
@@ -795,6 +843,37 @@ mod tests {
         assert!((slabs.distance(3, at(-0.5)) - 0.5).abs() < 1e-12);
         let walled = Slabs::new(&domain(false), 2, 4);
         assert!((walled.distance(0, at(8.75)) - 7.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn slabs_of_cells_own_a_sphere_by_the_cell_of_its_centre() {
+        // 10 cells of 1 (z from -1 to 9) in blocks of 3, 4 and 3 cells.
+        for periodic in [true, false] {
+            let slabs = Slabs::of_cells(&domain(periodic), 2, 1.0, &[0..3, 3..7, 7..10]);
+            assert_eq!(slabs.bounds(1), (2.0, 6.0));
+            for (z, owner) in [
+                (-1.0, 0),
+                (1.999, 0),
+                (2.0, 1),
+                (5.999, 1),
+                (6.0, 2),
+                (8.99, 2),
+            ] {
+                assert_eq!(slabs.owner(Vec3::new(0.5, 0.5, z)), owner, "z = {z}");
+            }
+            // Beyond the box: wrapped when periodic, to the end slabs otherwise.
+            let beyond = [
+                (9.5, if periodic { 0 } else { 2 }),
+                (-1.5, 2 * usize::from(periodic)),
+            ];
+            for (z, owner) in beyond {
+                assert_eq!(slabs.owner(Vec3::new(0.5, 0.5, z)), owner, "z = {z}");
+            }
+            let at = |z: f64| Vec3::new(0.0, 0.0, z);
+            assert!((slabs.distance(1, at(7.5)) - 1.5).abs() < 1e-12);
+        }
+        let periodic = Slabs::of_cells(&domain(true), 2, 1.0, &[0..3, 3..7, 7..10]);
+        assert!((periodic.distance(0, Vec3::new(0.0, 0.0, 8.5)) - 0.5).abs() < 1e-12);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! predictor–corrector, split along a periodic axis (spheres migrate through the periodic sides) and
 //! along the wall-bounded axis of gravity, on 2, 3 and 4 ranks, through several distributions.
 
+use silt_dem::distributed::Slabs;
 use silt_dem::system::DemSystem;
 use silt_dem::Vec3;
 use silt_parallel::LocalGroup;
@@ -40,9 +41,22 @@ fn compare(
     axis: usize,
     serial: &State,
 ) -> u64 {
+    let split = |system: &mut DemSystem, comm| system.distribute(comm, axis);
+    compare_split(make, &split, steps, ranks, serial, &format!("axis {axis}"))
+}
+
+/// [`compare`] with the system split by `split`.
+fn compare_split(
+    make: &(dyn Fn() -> DemSystem + Sync),
+    split: &(dyn Fn(&mut DemSystem, silt_parallel::Comm) + Sync),
+    steps: u64,
+    ranks: usize,
+    serial: &State,
+    how: &str,
+) -> u64 {
     let pieces = LocalGroup::run(ranks, |comm| {
         let mut system = make();
-        system.distribute(comm, axis);
+        split(&mut system, comm);
         for _ in 0..steps {
             system.step().unwrap();
         }
@@ -69,7 +83,7 @@ fn compare(
             seen[id] = true;
             assert_eq!(
                 state, serial[id],
-                "sphere {id} on rank {rank} of {ranks} (axis {axis}) after {steps} steps"
+                "sphere {id} on rank {rank} of {ranks} ({how}) after {steps} steps"
             );
         }
     }
@@ -228,4 +242,43 @@ fn slabs_thinner_than_the_ghost_layer_still_give_the_serial_bed() {
     }
     let serial = serial_state(&serial);
     compare(&make, steps, 6, 0, &serial);
+}
+
+#[test]
+fn slabs_of_a_grids_cells_with_wider_ghost_layers_give_the_serial_bed() {
+    // As a coupled run splits its spheres: along z at the cells of the fluid's slabs (uneven blocks
+    // of a grid of 16 cells over the box's height), with ghost layers as wide as the markers' reach.
+    let make = || lammps_bed([6, 6, 6]);
+    let steps = 4000;
+    let mut serial = make();
+    for _ in 0..steps {
+        serial.step().unwrap();
+    }
+    let serial = serial_state(&serial);
+    for blocks in [vec![0..5, 5..16], vec![0..4, 4..9, 9..16]] {
+        let split = |system: &mut DemSystem, comm| {
+            let domain = system.domain.clone();
+            let spacing = domain.length()[2] / 16.0;
+            let slabs = Slabs::of_cells(&domain, 2, spacing, &blocks);
+            let layer = 6.0 * system.particles.max_radius();
+            system.distribute_on(comm, slabs, layer);
+            assert_eq!(
+                system.halo.as_ref().unwrap().layer,
+                layer,
+                "wider than contacts need"
+            );
+        };
+        let distributions = compare_split(
+            &make,
+            &split,
+            steps,
+            blocks.len(),
+            &serial,
+            &format!("{blocks:?}"),
+        );
+        assert!(
+            distributions >= 2,
+            "{distributions} distributions, {blocks:?}"
+        );
+    }
 }
