@@ -146,6 +146,15 @@ fn main() -> ExitCode {
         ));
     }
     PRINTS.store(comm.rank() == 0, Ordering::Relaxed);
+    if comm.size() > 1 {
+        // A rank that panics (a bug) must not leave the others waiting for it in a collective, nor
+        // wait for them in MPI_Finalize: it ends its process at once, and mpirun ends the others.
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            report(info);
+            std::process::exit(101);
+        }));
+    }
     let threads = match cli.threads {
         Some(0) => return bad_input("--threads must be at least 1"),
         Some(n) => Some(n),

@@ -18,7 +18,7 @@ const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
 const FIBERS: &str = include_str!("../../../examples/mpi-fibers.toml");
 /// Spheres split into slabs, Hertz contacts with shear history.
 const BED: &str = include_str!("../../../examples/mpi-bed.toml");
-/// Resolved spheres sheared by the fluid (the fluid in slabs, every rank stepping every sphere).
+/// Resolved spheres sheared by the fluid (the fluid and the spheres in slabs).
 const SHEARED_BED: &str = include_str!("../../../examples/mpi-sheared-bed.toml");
 /// A rod scene (not split yet).
 const ROD: &str = include_str!("../../../examples/rod-steel-pendulum.toml");
@@ -257,10 +257,12 @@ fn mpirun_stops_a_diverging_run_on_every_rank_with_exit_1() {
     }
 }
 
-/// The sheared bed driven far too hard (a flow rate 200 times the scene's): the flow diverges at the
-/// same step on 2 ranks as serially, with the serial message once, the output kept and a checkpoint per rank.
+/// The sheared bed driven far too hard (a flow rate 200 times the scene's): the run on 2 ranks stops at the
+/// serial run's step with exit 1, one message, the output kept and a checkpoint per rank. (The serial run
+/// names the flow's divergence; on ranks the spheres flung by it may first outrun the ghost layers in the
+/// same step, which stops the run with that message.)
 #[test]
-fn mpirun_stops_a_diverging_sheared_bed_as_the_serial_run_stops() {
+fn mpirun_stops_a_diverging_sheared_bed_at_the_serial_runs_step() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bed.toml"), SHEARED_BED).unwrap();
     let run = |ranks, out: &str| {
@@ -270,12 +272,19 @@ fn mpirun_stops_a_diverging_sheared_bed_as_the_serial_run_stops() {
         assert_eq!(output.status.code(), Some(1), "{out}: {stderr}");
         let error: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
         assert_eq!(error.len(), 1, "{out}: {stderr}");
-        assert!(error[0].contains("the flow diverged at step"), "{stderr}");
         assert_eq!(stderr.matches("is kept in").count(), 1, "{stderr}");
         error[0].to_string()
     };
     let serial = run(None, "serial");
-    assert_eq!(run(Some(2), "np2"), serial);
+    assert!(
+        serial.contains("the flow diverged at step 451 (t = 0.451)"),
+        "{serial}"
+    );
+    let ranks = run(Some(2), "np2");
+    assert!(
+        ranks == serial || ranks.contains("within one step at t = 0.451"),
+        "{ranks}"
+    );
     for file in ["diagnostics.csv", "bed.csv"] {
         assert_eq!(
             read(&dir.path().join("np2").join(file)),

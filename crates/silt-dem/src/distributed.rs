@@ -537,6 +537,21 @@ impl DemSystem {
         self.assemble(halo, records, memories);
     }
 
+    /// Gives every ghost its owner's position, velocity and angular velocity now (a collective of the
+    /// neighbouring ranks; nothing on a whole system): a coupled step forces the fluid with the
+    /// spheres as they are at the start of each stage, ghosts included.
+    pub fn refresh_ghosts(&mut self) {
+        if let Some(halo) = &self.halo {
+            let p = &mut self.particles;
+            halo.refresh(
+                &self.domain,
+                &mut p.position,
+                &mut p.velocity,
+                &mut p.angular_velocity,
+            );
+        }
+    }
+
     /// Distributes the spheres anew when one has moved more than half the skin since the last
     /// distribution on any rank (a collective).
     pub(crate) fn redistribute_if_needed(&mut self) {

@@ -82,6 +82,12 @@ impl NeighborList {
         self.first.len()
     }
 
+    /// Makes the next evaluation rebuild the list (and its near pairs) whatever the spheres did.
+    pub(crate) fn invalidate(&mut self) {
+        self.reference_position.clear();
+        self.near_reference.clear();
+    }
+
     /// True when the list was never built or a particle moved more than skin/2 since the last build.
     pub fn needs_rebuild(&self, domain: &Domain, position: &[Vec3]) -> bool {
         self.reference_position.len() != position.len()

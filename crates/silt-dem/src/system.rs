@@ -330,6 +330,18 @@ impl DemSystem {
         self.apply_prescribed();
     }
 
+    /// Rebuilds the pair lists (keeping the memory of the pairs that persist) as after a change of the
+    /// interaction range, e.g. lubrication switched on after a dry settling: pairs now within reach
+    /// that the lists, built for the shorter range, left out are taken from the next evaluation on. On
+    /// a split system the spheres are distributed anew (a collective).
+    pub fn rebuild_pair_lists(&mut self) {
+        if self.halo.is_some() {
+            self.redistribute();
+        } else {
+            self.neighbors.invalidate();
+        }
+    }
+
     /// The global index of held sphere `k` (itself when the system is whole).
     #[inline]
     pub fn global_index(&self, k: usize) -> usize {

@@ -117,6 +117,11 @@ impl Decomposition {
         &self.global
     }
 
+    /// Every rank's slab of cells along z, in rank order.
+    pub fn all_slabs(&self) -> &[Range<usize>] {
+        &self.slabs
+    }
+
     /// This rank's grid: its cells along z, offset by the cells of the slabs below.
     pub fn local_grid(&self) -> &Grid {
         &self.local

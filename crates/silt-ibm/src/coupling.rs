@@ -79,7 +79,25 @@ pub struct CoupledParticles {
     /// Hold a prescribed flow rate as the seed's eq. 32, the flux of the fluid fraction (1 - phi) u,
     /// phi from the spheres at the start of each step; otherwise as the plain mean of u.
     pub fluid_fraction_flow_rate: bool,
+    /// On a rank of a split sphere system: the distribution of the spheres the forcing holds.
+    forcing_distribution: Option<u64>,
 }
+
+/// The spheres of the whole system in index order on every rank (gathered from their owners where
+/// the system is split): what the outputs and the bed's measures read.
+#[derive(Clone, Debug, Default)]
+pub struct WholeSpheres {
+    pub particles: silt_dem::particles::Particles,
+    /// Contacts of each sphere, as the caller counted them.
+    pub contacts: Vec<u32>,
+    /// Hydrodynamic force and torque per unit fluid density over the last step
+    /// ([`DirectForcing::step_force`]).
+    pub step_force: Vec<Vec3>,
+    pub step_torque: Vec<Vec3>,
+}
+
+/// Values per sphere in the gather of [`CoupledParticles::whole_spheres`].
+const WHOLE_ROW: usize = 22;
 
 impl CoupledParticles {
     /// The fluid fraction at the faces normal to `axis` (periodic), from the spheres now (seed eq. 32).
@@ -93,10 +111,12 @@ impl CoupledParticles {
         };
         let still: Vec<usize> = (0..p.len()).filter(|&i| at_rest(i)).collect();
         let sphere = |i: usize| (p.position[i], p.radius[i]);
-        if self.still_solid.as_ref().map(|(which, _)| which) != Some(&still) {
+        // Kept by the spheres' global indices (a split system's local ones change as it distributes).
+        let still_ids: Vec<usize> = still.iter().map(|&i| self.dem.global_index(i)).collect();
+        if self.still_solid.as_ref().map(|(which, _)| which) != Some(&still_ids) {
             let spheres: Vec<(Vec3, f64)> = still.iter().map(|&i| sphere(i)).collect();
             let phi = crate::profiles::solid_fraction(layout, &spheres);
-            self.still_solid = Some((still.clone(), phi));
+            self.still_solid = Some((still_ids, phi));
         }
         let (_, still_phi) = self.still_solid.as_ref().expect("set above");
         let moving: Vec<(Vec3, f64)> = (0..p.len()).filter(|&i| !at_rest(i)).map(sphere).collect();
@@ -141,7 +161,125 @@ impl CoupledParticles {
             weights_seconds: 0.0,
             still_solid: None,
             fluid_fraction_flow_rate: false,
+            forcing_distribution: None,
         }
+    }
+
+    /// Splits the spheres among the ranks of the fluid's `decomposition` as its slabs split the cells
+    /// (each sphere owned by the rank of its centre's cell, with ghosts as far as its markers and
+    /// their neighbours reach), and the forcing with them. Nothing on one rank. Collective.
+    pub fn distribute(&mut self, decomposition: &silt_fluid::decomposition::Decomposition) {
+        if !decomposition.is_distributed() {
+            self.forcing.split(decomposition);
+            return;
+        }
+        let grid = self.forcing.layout.grid;
+        let h = grid.spacing;
+        let dem = &mut self.dem;
+        let mut slabs =
+            silt_dem::distributed::Slabs::of_cells(&dem.domain, 2, h, decomposition.all_slabs());
+        slabs.min = grid.origin[2];
+        // A sphere may move this far from its slab before the next distribution.
+        let allowance = silt_dem::distributed::GHOST_ALLOWANCE * dem.neighbors.skin;
+        // A rank forces with the markers of the spheres within R + 6 h of its slab, each disabled
+        // where it comes within R + R' + 3 h of another's: both spheres must be among its ghosts.
+        let largest = dem.particles.max_radius();
+        let reach = 3.0 * largest + 10.0 * h + 2.0 * allowance;
+        dem.distribute_on(decomposition.comm().clone(), slabs, reach);
+        self.forcing.split_with_reach(decomposition, allowance);
+        self.sync_forcing();
+    }
+
+    /// On a split system, gives the forcing this rank's spheres after a distribution.
+    pub(crate) fn sync_forcing(&mut self) {
+        let Some(halo) = &self.dem.halo else {
+            return;
+        };
+        if self.forcing_distribution != Some(halo.distributions) {
+            let owned = halo.owned.clone();
+            self.forcing_distribution = Some(halo.distributions);
+            self.forcing.reset_spheres(rigid_spheres(&self.dem), owned);
+        }
+    }
+
+    /// The forcing must take the spheres anew (after a restore).
+    pub fn forget_forcing_spheres(&mut self) {
+        self.forcing_distribution = None;
+        self.sync_forcing();
+    }
+
+    /// Spheres in the whole system.
+    pub fn total(&self) -> usize {
+        self.dem
+            .halo
+            .as_ref()
+            .map_or(self.dem.particles.len(), |h| h.total)
+    }
+
+    /// Each sphere of the whole system with its loads over the last step and its `contacts` (one per
+    /// sphere held); on a split system gathered from the owners (a collective).
+    pub fn whole_spheres(&self, contacts: &[u32]) -> WholeSpheres {
+        let p = &self.dem.particles;
+        let forcing = &self.forcing;
+        let Some(halo) = &self.dem.halo else {
+            return WholeSpheres {
+                particles: p.clone(),
+                contacts: contacts.to_vec(),
+                step_force: forcing.step_force.clone(),
+                step_torque: forcing.step_torque.clone(),
+            };
+        };
+        let mut rows = Vec::new();
+        for k in halo.owned_indices() {
+            let (x, u, w) = (p.position[k], p.velocity[k], p.angular_velocity[k]);
+            let (f, t) = (forcing.step_force[k], forcing.step_torque[k]);
+            rows.extend([
+                halo.ids[k] as f64,
+                x.x,
+                x.y,
+                x.z,
+                u.x,
+                u.y,
+                u.z,
+                w.x,
+                w.y,
+                w.z,
+            ]);
+            rows.extend([p.radius[k], p.mass[k], p.inertia[k], p.material[k] as f64]);
+            rows.extend([f64::from(u8::from(p.fixed[k])), f64::from(contacts[k])]);
+            rows.extend([f.x, f.y, f.z, t.x, t.y, t.z]);
+        }
+        let (all, _) = halo.comm.all_gather_v(&rows);
+        let n = halo.total;
+        let mut whole = WholeSpheres {
+            particles: silt_dem::particles::Particles {
+                position: vec![Vec3::ZERO; n],
+                velocity: vec![Vec3::ZERO; n],
+                angular_velocity: vec![Vec3::ZERO; n],
+                radius: vec![0.0; n],
+                mass: vec![0.0; n],
+                inertia: vec![0.0; n],
+                material: vec![0; n],
+                fixed: vec![false; n],
+            },
+            contacts: vec![0; n],
+            step_force: vec![Vec3::ZERO; n],
+            step_torque: vec![Vec3::ZERO; n],
+        };
+        let v3 = |r: &[f64]| Vec3::new(r[0], r[1], r[2]);
+        for r in all.chunks_exact(WHOLE_ROW) {
+            let i = r[0] as usize;
+            let q = &mut whole.particles;
+            (q.position[i], q.velocity[i], q.angular_velocity[i]) =
+                (v3(&r[1..]), v3(&r[4..]), v3(&r[7..]));
+            (q.radius[i], q.mass[i], q.inertia[i]) = (r[10], r[11], r[12]);
+            q.material[i] = r[13] as usize;
+            q.fixed[i] = r[14] != 0.0;
+            whole.contacts[i] = r[15] as u32;
+            whole.step_force[i] = v3(&r[16..]);
+            whole.step_torque[i] = v3(&r[19..]);
+        }
+        whole
     }
 }
 
@@ -204,8 +342,10 @@ pub fn coupled_step(
     dt: f64,
 ) -> Result<(), CoupledStepError> {
     particles.dem.dt = dt;
-    // Releases and prescribed velocities due now, before the forcing uses the spheres' motion.
+    // Releases and prescribed velocities due now, before the forcing uses the spheres' motion; on a
+    // split system the ghosts as their owners left them (the weights below read them).
     particles.dem.begin_step();
+    particles.dem.refresh_ghosts();
     if particles.fluid_fraction_flow_rate {
         if let silt_fluid::Driving::FlowRate { axis, .. } = fluid.config.driving {
             let clock = std::time::Instant::now();
@@ -228,6 +368,8 @@ pub fn coupled_step(
         fluid.solve_helmholtz(stage, dt);
         driving_gradient += fluid.project(stage, dt) * 2.0 * ALPHA[stage];
     }
+    // What is measured after the step reads the ghosts too.
+    particles.dem.refresh_ghosts();
     fluid
         .finish_step(dt, driving_gradient)
         .map_err(CoupledStepError::Fluid)
@@ -267,8 +409,12 @@ impl CoupledParticles {
         velocity: &[Field; 3],
         increment: &mut [Vec<f64>; 3],
     ) -> Loads {
-        // Forcing with the spheres where they are at the start of the stage.
+        // Forcing with the spheres where they are at the start of the stage (on a split system, the
+        // ghosts given their owners' states, and after a distribution the forcing given this rank's
+        // spheres).
         let clock = std::time::Instant::now();
+        self.dem.refresh_ghosts();
+        self.sync_forcing();
         let spheres = rigid_spheres(&self.dem);
         for (forced, sphere) in self.forcing.spheres.iter_mut().zip(spheres) {
             *forced = sphere;
@@ -319,11 +465,30 @@ impl CoupledParticles {
                 )
             })
             .collect();
-        let mut inner = vec![(Vec3::ZERO, Vec3::ZERO); spheres.len()];
+        // Kept by global index on every rank (the owner of a sphere may change before the next stage).
+        let total = self.total();
+        let global = |p: usize| self.dem.global_index(p);
+        let mut inner = vec![(Vec3::ZERO, Vec3::ZERO); total];
         for (&p, integrals) in order.iter().zip(by_position) {
-            inner[p] = integrals;
+            inner[global(p)] = integrals;
         }
-        if let Some(slab) = rank_slab {
+        if let Some(halo) = &self.dem.halo {
+            // Each owner's rows, gathered.
+            let rows: Vec<f64> = order
+                .iter()
+                .flat_map(|&p| {
+                    let (m, a) = inner[global(p)];
+                    [global(p) as f64, m.x, m.y, m.z, a.x, a.y, a.z]
+                })
+                .collect();
+            let (all, _) = halo.comm.all_gather_v(&rows);
+            for row in all.chunks_exact(7) {
+                inner[row[0] as usize] = (
+                    Vec3::new(row[1], row[2], row[3]),
+                    Vec3::new(row[4], row[5], row[6]),
+                );
+            }
+        } else if let Some(slab) = rank_slab {
             let mut rows: Vec<[f64; 6]> = inner
                 .iter()
                 .map(|(m, a)| [m.x, m.y, m.z, a.x, a.y, a.z])
@@ -348,15 +513,22 @@ impl CoupledParticles {
         let rho = self.fluid_density;
         let gravity = self.dem.gravity;
         let dry = self.dry_during_contact();
-        self.dry_contacts = dry.iter().filter(|&&d| d).count();
+        self.dry_contacts = match &self.dem.halo {
+            None => dry.iter().filter(|&&d| d).count(),
+            Some(halo) => {
+                let mine = halo.owned_indices().filter(|&k| dry[k]).count();
+                halo.comm.sum_in_rank_order(mine as f64) as usize
+            }
+        };
         let p = &self.dem.particles;
         let n = p.len();
         let mut loads = Loads::zeros(n);
         for i in 0..n {
+            let g = self.dem.global_index(i);
             let (rate, angular_rate) = match &previous {
                 Some(previous) => (
-                    (inner[i].0 - previous[i].0) / stage_length,
-                    (inner[i].1 - previous[i].1) / stage_length,
+                    (inner[g].0 - previous[g].0) / stage_length,
+                    (inner[g].1 - previous[g].1) / stage_length,
                 ),
                 None => (Vec3::ZERO, Vec3::ZERO),
             };

@@ -81,6 +81,8 @@ pub struct DirectForcing {
     pub close_sphere_markers: CloseSphereMarkers,
     /// The markers of each sphere, relative to its centre.
     markers: Vec<SphereMarkers>,
+    /// How far the markers lie inside the surface, in cell sizes ([`SphereMarkers::new`]).
+    retraction: f64,
     /// Hydrodynamic force and torque per unit fluid density on each sphere in the last stage.
     pub force: Vec<Vec3>,
     pub torque: Vec<Vec3>,
@@ -126,6 +128,7 @@ impl DirectForcing {
             close_sphere_markers: CloseSphereMarkers::default(),
             work: Workspace::new(&markers),
             markers,
+            retraction,
             force: vec![Vec3::ZERO; n],
             torque: vec![Vec3::ZERO; n],
             step_force: vec![Vec3::ZERO; n],
@@ -141,6 +144,12 @@ impl DirectForcing {
     /// Forces only this rank's slab of `decomposition` (the fluid solver's), with every sphere known
     /// (`crate::slab`). Collective: every rank calls it.
     pub fn split(&mut self, decomposition: &Decomposition) {
+        self.split_with_reach(decomposition, 0.0);
+    }
+
+    /// [`DirectForcing::split`] for spheres that may lie up to `beyond` outside the slab of the rank
+    /// that owns them (a split sphere system owns them by where they were at its last distribution).
+    pub fn split_with_reach(&mut self, decomposition: &Decomposition, beyond: f64) {
         if !decomposition.is_distributed() {
             self.slab = None;
             return;
@@ -148,8 +157,34 @@ impl DirectForcing {
         let largest = self.spheres.iter().map(|s| s.radius).fold(0.0, f64::max);
         // The planes an own sphere's supports can reach beyond the slab: its radius, the support's
         // 1.5 cells and the staggering, rounded up generously.
-        let margin = (largest / self.layout.grid.spacing).ceil() as usize + 6;
+        let margin = ((largest + beyond) / self.layout.grid.spacing).ceil() as usize + 6;
         self.slab = Some(SlabForcing::new(decomposition, &self.layout, margin));
+    }
+
+    /// Forces with `spheres` from now on (a rank's spheres after a distribution of a split sphere
+    /// system), which this rank owns where `owned` says so: their markers are placed anew, and their
+    /// loads are this rank's own sums (not gathered).
+    pub fn reset_spheres(&mut self, spheres: Vec<RigidSphere>, owned: Vec<bool>) {
+        let h = self.layout.grid.spacing;
+        self.markers = spheres
+            .iter()
+            .map(|s| SphereMarkers::new(s.radius, h, self.retraction))
+            .collect();
+        self.work = Workspace::new(&self.markers);
+        let n = spheres.len();
+        self.spheres = spheres;
+        for loads in [
+            &mut self.force,
+            &mut self.torque,
+            &mut self.step_force,
+            &mut self.step_torque,
+        ] {
+            *loads = vec![Vec3::ZERO; n];
+        }
+        if let Some(slab) = &mut self.slab {
+            slab.owned = owned;
+            slab.owners_given = true;
+        }
     }
 
     /// The layout of the fluid solver's fields and compact arrays: the domain's, or this rank's slab.
@@ -582,7 +617,9 @@ impl DirectForcing {
         let clock = std::time::Instant::now();
         let mut work = std::mem::take(&mut self.work);
         if let Some(slab) = &mut self.slab {
-            slab.set_owners(&self.spheres, &self.layout);
+            if !slab.owners_given {
+                slab.set_owners(&self.spheres, &self.layout);
+            }
             let reach: Vec<f64> = self.markers.iter().map(|m| m.marker_radius).collect();
             slab.set_near(&self.spheres, &reach, &self.layout);
         }
@@ -709,7 +746,7 @@ impl DirectForcing {
             self.force[p] -= f;
             self.torque[p] -= work.arm[l].cross(f);
         }
-        if let Some(slab) = &slab {
+        if let Some(slab) = slab.as_ref().filter(|s| !s.owners_given) {
             let mut loads: Vec<[f64; 6]> = (self.force.iter().zip(&self.torque))
                 .map(|(f, t)| [f.x, f.y, f.z, t.x, t.y, t.z])
                 .collect();

@@ -3,7 +3,7 @@
 //! fraction), global figures of both as diagnostics, profiles weighted by the solid fraction (seed
 //! eq. 33) and the trajectories of tracked particles.
 
-use crate::coupling::{coupled_step, CoupledParticles};
+use crate::coupling::{coupled_step, CoupledParticles, WholeSpheres};
 use crate::profiles::{fluid_profile_on, particle_profile, solid_fraction};
 use crate::protocol::{BedProtocol, BedSample, BedState, Snapshot, BED_COLUMNS};
 use crate::Vec3;
@@ -128,6 +128,10 @@ impl CoupledModel {
         }
         dem.model.lubrication = lubrication;
         result.map_err(|e| StepFailure::new(e.to_string()))?;
+        // What is measured after the step reads the ghosts too, and the forcing's arrays follow the
+        // spheres held.
+        dem.refresh_ghosts();
+        self.particles.sync_forcing();
         self.fluid
             .finish_step(self.dt, 0.0)
             .map_err(|e| StepFailure::new(e.to_string()))
@@ -148,6 +152,7 @@ impl CoupledModel {
             // This rank's cells (all of them on one rank); the profile of the whole domain.
             let layout = self.particles.forcing.own_layout();
             let p = &self.particles.dem.particles;
+            // The spheres held here cover this rank's cells.
             let spheres: Vec<(Vec3, f64)> =
                 p.position.iter().copied().zip(p.radius.clone()).collect();
             let phi = solid_fraction(layout, &spheres);
@@ -158,6 +163,8 @@ impl CoupledModel {
                 bed.settings.vertical,
                 Some(self.fluid.decomposition()),
             );
+            let whole = self.particles.whole_spheres(&vec![0; p.len()]);
+            let p = &whole.particles;
             let mobile: Vec<usize> = (0..p.len()).filter(|&i| !p.fixed[i]).collect();
             let positions: Vec<Vec3> = mobile.iter().map(|&i| p.position[i]).collect();
             let velocities: Vec<Vec3> = mobile.iter().map(|&i| p.velocity[i]).collect();
@@ -193,14 +200,13 @@ impl CoupledModel {
         self.bed.as_ref().and_then(|b| b.state.last)
     }
 
-    /// The hydrodynamic force and torque on each sphere over the last step (rho_f times the forcing's
-    /// reaction, averaged over the stages).
-    fn hydrodynamic_loads(&self) -> (Vec<Vec3>, Vec<Vec3>) {
+    /// The hydrodynamic force and torque on each sphere of `whole` over the last step (rho_f times the
+    /// forcing's reaction, averaged over the stages).
+    fn hydrodynamic_loads(&self, whole: &WholeSpheres) -> (Vec<Vec3>, Vec<Vec3>) {
         let rho = self.particles.fluid_density;
-        let forcing = &self.particles.forcing;
         (
-            forcing.step_force.iter().map(|f| rho * *f).collect(),
-            forcing.step_torque.iter().map(|t| rho * *t).collect(),
+            whole.step_force.iter().map(|f| rho * *f).collect(),
+            whole.step_torque.iter().map(|t| rho * *t).collect(),
         )
     }
 }
@@ -227,8 +233,13 @@ impl Model for CoupledModel {
     fn advance(&mut self, _: Horizon) -> Result<(), StepFailure> {
         let time = self.time();
         if let Some(bed) = &mut self.bed {
+            let settling = bed.state.phase == crate::protocol::Phase::Settling;
             if bed.settles_at(time, self.dt) {
                 return self.settle_step();
+            }
+            if settling {
+                // The settling ran without lubrication: its pair lists reach the contacts only.
+                self.particles.dem.rebuild_pair_lists();
             }
         }
         self.drive_bed();
@@ -248,7 +259,7 @@ impl Model for CoupledModel {
     }
 
     fn restore(&mut self, c: CoupledCheckpoint) -> Result<(), String> {
-        let n = self.particles.dem.particles.len();
+        let n = self.particles.total();
         if let Some(inner) = &c.inner {
             if inner.len() != n {
                 return Err(format!("{} inner momenta for {n} particles", inner.len()));
@@ -261,6 +272,7 @@ impl Model for CoupledModel {
         }
         self.fluid.restore(c.fluid)?;
         self.particles.dem.restore(c.particles)?;
+        self.particles.forget_forcing_spheres();
         self.particles.inner = c.inner;
         if let (Some(bed), Some(state)) = (&mut self.bed, c.bed) {
             bed.state = state;
@@ -270,27 +282,45 @@ impl Model for CoupledModel {
     }
 
     /// This rank's checkpoint cut from those of a run on `ranks` ranks: the planes of its slab of the
-    /// fluid from the pieces that hold them; the spheres, their inner momenta and the bed's state from
-    /// rank 0's (every rank holds all of them).
+    /// fluid from the pieces that hold them; the spheres merged from every rank's piece (each holds
+    /// the spheres it owned; `silt_dem::distributed::merge_pieces`), their inner momenta and the bed's
+    /// state from rank 0's (the same on every rank).
     fn checkpoint_from_ranks(
         &self,
         ranks: usize,
         load: &mut dyn FnMut(usize) -> Result<CoupledCheckpoint, String>,
     ) -> Option<Result<CoupledCheckpoint, String>> {
+        let mut spheres: Vec<Option<DemCheckpoint>> = vec![None; ranks];
         let mut first = None;
         let fluid = silt_fluid::model::slab_from_ranks(&self.fluid, ranks, &mut |rank| {
             let piece = load(rank)?;
             let fluid = piece.fluid.clone();
+            spheres[rank] = Some(piece.particles.clone());
             if rank == 0 {
                 first = Some(piece);
             }
             Ok(fluid)
         });
         Some(fluid.and_then(|fluid| {
-            let rest = match first {
+            let mut rest = match first {
                 Some(piece) => piece,
                 None => load(0)?,
             };
+            let particles = if rest.particles.ids.is_empty() {
+                // A run that held every sphere on every rank (or a serial one).
+                rest.particles.clone()
+            } else {
+                let mut pieces = Vec::with_capacity(ranks);
+                for (rank, piece) in spheres.into_iter().enumerate() {
+                    pieces.push(match piece {
+                        Some(piece) => piece,
+                        None if rank == 0 => rest.particles.clone(),
+                        None => load(rank)?.particles,
+                    });
+                }
+                silt_dem::distributed::merge_pieces(pieces)?
+            };
+            rest.particles = particles;
             Ok(CoupledCheckpoint { fluid, ..rest })
         }))
     }
@@ -302,10 +332,11 @@ impl Model for CoupledModel {
     /// The figures of the whole domain (the same row on every rank of a distributed run).
     fn diagnostics(&mut self) -> Result<Vec<Vec<f64>>, StepFailure> {
         let dem = &self.particles.dem;
-        let p = &dem.particles;
         let state = &self.fluid.state;
         let stats = contact_statistics(dem);
         let e = energies(dem);
+        let whole = self.particles.whole_spheres(&stats.per_particle);
+        let p = &whole.particles;
         let free: Vec<usize> = (0..p.len()).filter(|&i| !p.fixed[i]).collect();
         let mean_velocity = if free.is_empty() {
             Vec3::ZERO
@@ -345,14 +376,17 @@ impl Model for CoupledModel {
         let state = &self.fluid.state;
         let time = state.time;
         let stats = contact_statistics(dem);
+        // The spheres held here cover this rank's cells; the outputs show every sphere.
         let spheres: Vec<(Vec3, f64)> = p.position.iter().copied().zip(p.radius.clone()).collect();
         let phi = solid_fraction(own, &spheres);
-        let (force, torque) = self.hydrodynamic_loads();
+        let whole = self.particles.whole_spheres(&stats.per_particle);
+        let p = &whole.particles;
+        let (force, torque) = self.hydrodynamic_loads(&whole);
         let mut frame = Frame::default();
         if content != FrameContent::NoDatasets && self.output.particle_vtk {
             frame.datasets.push(particle_dataset(
                 p,
-                &stats.per_particle,
+                &whole.contacts,
                 vec![
                     Array::vec3("hydrodynamic_force", force.clone()),
                     Array::vec3("hydrodynamic_torque", torque),
@@ -465,7 +499,7 @@ impl Model for CoupledModel {
                         f.x,
                         f.y,
                         f.z,
-                        stats.per_particle[i] as f64,
+                        whole.contacts[i] as f64,
                     ]],
                 },
             });

@@ -1,11 +1,13 @@
 //! The direct forcing on one rank's slab of a distributed fluid (`silt_fluid::Decomposition`: slabs of
-//! whole z planes). Every rank knows every sphere. A rank forces with
+//! whole z planes). A rank knows the spheres near its slab (all of them when the sphere system is not
+//! split; `CoupledParticles::distribute` splits it with the slabs). A rank forces with
 //!
 //! * the markers whose supports touch its own planes: spreading them completes its planes, each point
 //!   adding its markers in the serial order (the groups' rounds follow from the grid's tiles alone:
 //!   [`crate::transfer::geometric_rounds`]);
-//! * all markers of the spheres it owns (those whose centre lies in its slab): their reactions and the
-//!   fluid momentum inside them are summed here in the serial order, then gathered by every rank.
+//! * all markers of the spheres it owns (those whose centre lies in its slab, or that the split sphere
+//!   system gives it): their reactions and the fluid momentum inside them are summed here in the serial
+//!   order (and gathered by every rank when every rank holds every sphere).
 //!
 //! It holds the predicted velocity on a *window*: its own planes and `margin` planes of its neighbours'
 //! on each side, refreshed from their owners after every pass. A marker then interpolates the values the
@@ -35,8 +37,12 @@ pub struct SlabForcing {
     pub values: [Vec<f64>; 3],
     /// The next refresh's arrays (swapped with `values`: their allocations are reused).
     spare: [Vec<f64>; 3],
-    /// Per sphere: whether its centre lies in this rank's slab.
+    /// Per sphere: whether its centre lies in this rank's slab (or, with `owners_given`, whether
+    /// this rank owns it in a split sphere system).
     pub owned: Vec<bool>,
+    /// The owners come from a split sphere system (each rank knows only the spheres near its slab):
+    /// the spheres' loads stay with their owners instead of being gathered.
+    pub owners_given: bool,
     /// Per sphere: whether this rank may force with any of its markers (it owns the sphere, or the
     /// sphere lies near its slab): the markers of the others are not placed here at all.
     pub near: Vec<bool>,
@@ -106,6 +112,7 @@ impl SlabForcing {
             values: Default::default(),
             spare: Default::default(),
             owned: Vec::new(),
+            owners_given: false,
             near: Vec::new(),
         }
     }

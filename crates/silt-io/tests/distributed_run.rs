@@ -4,7 +4,7 @@
 //! (every rank holding all the beads, the hydrodynamics shared out by rows) writes the serial files, and
 //! so does a bed of spheres split into slabs (ghosts, migration, contact memory moving with its pair),
 //! its frames one `.pvtp` of the ranks' pieces, and a small sheared bed of resolved spheres (the fluid in
-//! slabs, every rank stepping every sphere and forcing its own planes) through the seed's protocol.
+//! slabs, each rank stepping the spheres of its slab and forcing its own planes) through the seed's protocol.
 
 use silt_io::scenes::{simulation, simulation_on, Scene, SceneKind};
 use silt_parallel::LocalGroup;

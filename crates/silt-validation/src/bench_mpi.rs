@@ -745,7 +745,7 @@ impl MpiBenchReport {
             out.push_str(&format!(
                 "\nThe sheared bed (A10 of validation/sheared-bed: 90 x 45 x 130 cells, D/h = 8, 266 \
                  spheres; {settle} steps of dry settling and mobilisation, then ({long} - {short} steps) \
-                 / {}; on ranks the fluid in slabs, every rank stepping every sphere)\n\n\
+                 / {}; on ranks the fluid and the spheres in slabs)\n\n\
                  | launch | s/step | speed-up over 1 thread |\n|---|---|---|\n",
                 long - short
             ));

@@ -1,8 +1,9 @@
 //! Resolved spheres in a fluid split over ranks (slabs of z planes; ranks as threads: the code that runs
 //! under `mpirun`) follow the serial run bit for bit: the forcing of each rank's planes, the loads and
-//! inner integrals of the spheres each rank owns, and (every rank stepping every sphere) the particles;
-//! a periodic box with spheres across the seam and the slab boundaries, and a channel with walls across
-//! z with a bed of touching spheres on its floor, on 1-4 ranks.
+//! inner integrals of the spheres each rank owns, and the particles, split with the fluid's slabs (each
+//! rank holding the spheres near its slab, as `silt run` does) or held whole on every rank; a periodic
+//! box with spheres across the seam and the slab boundaries, and a channel with walls across z with a
+//! bed of touching spheres on its floor, on 1-4 ranks.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -99,12 +100,13 @@ fn problem(cells: [usize; 3], boundaries: Boundaries, spheres: usize) -> (FluidC
     (config, dem)
 }
 
-/// What a rank ends with: its slab of cells, its fields (ghost planes included) and every sphere's
-/// position, velocity, angular velocity and last hydrodynamic force, as bits.
+/// What a rank ends with: its slab of cells, its fields (ghost planes included) and the position,
+/// velocity, angular velocity and last hydrodynamic force of every sphere it owns (all of them when it
+/// holds them whole), by global index, as bits.
 struct Outcome {
     slab: std::ops::Range<usize>,
     fields: Vec<Vec<f64>>,
-    spheres: Vec<[u64; 12]>,
+    spheres: Vec<(usize, [u64; 12])>,
 }
 
 fn run(fluid: &mut FluidSolver, coupled: &mut CoupledParticles, steps: usize) -> Outcome {
@@ -113,7 +115,9 @@ fn run(fluid: &mut FluidSolver, coupled: &mut CoupledParticles, steps: usize) ->
         coupled_step(fluid, coupled, dt).expect("a stable step");
     }
     let p = &coupled.dem.particles;
+    let halo = coupled.dem.halo.as_ref();
     let spheres = (0..p.len())
+        .filter(|&i| halo.is_none_or(|h| h.owned[i]))
         .map(|i| {
             let mut bits = [0; 12];
             let values = [
@@ -125,7 +129,7 @@ fn run(fluid: &mut FluidSolver, coupled: &mut CoupledParticles, steps: usize) ->
             for (k, v) in values.iter().flat_map(|v| v.to_array()).enumerate() {
                 bits[k] = v.to_bits();
             }
-            bits
+            (coupled.dem.global_index(i), bits)
         })
         .collect();
     let s = &fluid.state;
@@ -170,13 +174,18 @@ fn same_on_every_rank_count(
     assert!(between > 0, "no markers are disabled between close spheres");
     assert!(moved, "some sphere did not move");
     let plane = fluid.state.pressure.plane_len();
-    for ranks in 1..=4 {
+    for (ranks, split) in (1..=4).flat_map(|r| [(r, true), (r, false)]) {
         let outcomes = LocalGroup::run(ranks, |comm| {
             let mut fluid = FluidSolver::distributed(config.clone(), comm).unwrap();
             let mut coupled = couple(dem.clone());
-            coupled.forcing.split(fluid.decomposition());
+            if split {
+                coupled.distribute(fluid.decomposition());
+            } else {
+                coupled.forcing.split(fluid.decomposition());
+            }
             run(&mut fluid, &mut coupled, steps)
         });
+        let mut owners = vec![0; expected.spheres.len()];
         for (rank, outcome) in outcomes.iter().enumerate() {
             let slab = &outcome.slab;
             for (f, (mine, whole)) in outcome.fields.iter().zip(&expected.fields).enumerate() {
@@ -192,13 +201,20 @@ fn same_on_every_rank_count(
                      from the serial one by up to {worst:e}"
                 );
             }
-            for (i, (mine, serial)) in outcome.spheres.iter().zip(&expected.spheres).enumerate() {
+            for (i, mine) in &outcome.spheres {
+                owners[*i] += 1;
                 assert_eq!(
-                    mine, serial,
-                    "{cells:?}: sphere {i} on rank {rank} of {ranks}: position, velocities, force"
+                    mine, &expected.spheres[*i].1,
+                    "{cells:?}: sphere {i} on rank {rank} of {ranks} (split: {split}): position, \
+                     velocities, force"
                 );
             }
         }
+        let once = if split { 1 } else { ranks };
+        assert!(
+            owners.iter().all(|&n| n == once),
+            "{cells:?}, {ranks} ranks (split: {split}): spheres held {owners:?} times"
+        );
     }
 }
 

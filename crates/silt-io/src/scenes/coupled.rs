@@ -520,7 +520,8 @@ impl CoupledScene {
         coupled.forcing.close_sphere_markers = self.close_sphere_markers;
         coupled.in_contact = self.in_contact;
         coupled.fluid_fraction_flow_rate = self.fluid_fraction_flow_rate;
-        coupled.forcing.split(solver.decomposition());
+        // On ranks: the spheres split as the fluid's slabs split the cells.
+        coupled.distribute(solver.decomposition());
         Ok((solver, coupled))
     }
 
@@ -596,7 +597,7 @@ impl SceneKind for Box<CoupledScene> {
         let c = model.fluid.config.grid.cells;
         format!(
             "{} particles in a fluid of {} x {} x {} cells, dt {:e}",
-            model.particles.dem.particles.len(),
+            model.particles.total(),
             c[0],
             c[1],
             c[2],
