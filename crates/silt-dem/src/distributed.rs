@@ -61,19 +61,20 @@ impl Slabs {
         }
     }
 
-    /// The slabs of a grid's cells of width `spacing` along `axis` from `domain.min`, rank `r`
-    /// holding `blocks[r]` (consecutive, from cell 0 to the last): a sphere belongs to the rank of
+    /// The slabs of a grid's cells of width `spacing` along `axis`, the first starting at `origin`, rank
+    /// `r` holding `blocks[r]` (consecutive, from cell 0 to the last): a sphere belongs to the rank of
     /// the cell its centre lies in, as the fluid's ranks assign a resolved sphere.
     pub fn of_cells(
         domain: &Domain,
         axis: usize,
-        spacing: f64,
+        (origin, spacing): (f64, f64),
         blocks: &[std::ops::Range<usize>],
     ) -> Self {
         let mut first_cells: Vec<usize> = blocks.iter().map(|b| b.start).collect();
         first_cells.push(blocks.last().map_or(0, |b| b.end));
         debug_assert!(blocks.windows(2).all(|w| w[0].end == w[1].start));
         Slabs {
+            min: origin,
             cells: Some((spacing, first_cells)),
             ..Slabs::new(domain, axis, blocks.len())
         }
@@ -864,7 +865,7 @@ mod tests {
     fn slabs_of_cells_own_a_sphere_by_the_cell_of_its_centre() {
         // 10 cells of 1 (z from -1 to 9) in blocks of 3, 4 and 3 cells.
         for periodic in [true, false] {
-            let slabs = Slabs::of_cells(&domain(periodic), 2, 1.0, &[0..3, 3..7, 7..10]);
+            let slabs = Slabs::of_cells(&domain(periodic), 2, (-1.0, 1.0), &[0..3, 3..7, 7..10]);
             assert_eq!(slabs.bounds(1), (2.0, 6.0));
             for (z, owner) in [
                 (-1.0, 0),
@@ -887,7 +888,7 @@ mod tests {
             let at = |z: f64| Vec3::new(0.0, 0.0, z);
             assert!((slabs.distance(1, at(7.5)) - 1.5).abs() < 1e-12);
         }
-        let periodic = Slabs::of_cells(&domain(true), 2, 1.0, &[0..3, 3..7, 7..10]);
+        let periodic = Slabs::of_cells(&domain(true), 2, (-1.0, 1.0), &[0..3, 3..7, 7..10]);
         assert!((periodic.distance(0, Vec3::new(0.0, 0.0, 8.5)) - 0.5).abs() < 1e-12);
     }
 

@@ -176,9 +176,12 @@ impl CoupledParticles {
         let grid = self.forcing.layout.grid;
         let h = grid.spacing;
         let dem = &mut self.dem;
-        let mut slabs =
-            silt_dem::distributed::Slabs::of_cells(&dem.domain, 2, h, decomposition.all_slabs());
-        slabs.min = grid.origin[2];
+        let slabs = silt_dem::distributed::Slabs::of_cells(
+            &dem.domain,
+            2,
+            (grid.origin[2], h),
+            decomposition.all_slabs(),
+        );
         // A sphere may move this far from its slab before the next distribution.
         let allowance = silt_dem::distributed::GHOST_ALLOWANCE * dem.neighbors.skin;
         // A rank forces with the markers of the spheres within R + 6 h of its slab, each disabled

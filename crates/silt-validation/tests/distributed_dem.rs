@@ -259,7 +259,7 @@ fn slabs_of_a_grids_cells_with_wider_ghost_layers_give_the_serial_bed() {
         let split = |system: &mut DemSystem, comm| {
             let domain = system.domain.clone();
             let spacing = domain.length()[2] / 16.0;
-            let slabs = Slabs::of_cells(&domain, 2, spacing, &blocks);
+            let slabs = Slabs::of_cells(&domain, 2, (domain.min[2], spacing), &blocks);
             let layer = 6.0 * system.particles.max_radius();
             system.distribute_on(comm, slabs, layer);
             assert_eq!(
