@@ -13,6 +13,7 @@ pub mod initial;
 pub mod jacobi;
 pub mod model;
 pub mod momentum;
+pub mod pencil_solver;
 pub mod poisson;
 pub mod projection;
 pub mod scales;

@@ -835,6 +835,16 @@ impl SeparableSolver {
         }
     }
 
+    /// Work buffers for the line transforms alone ([`Self::forward_x_lines`] and the others),
+    /// without the transposed plane of [`Self::forward_plane`].
+    pub(crate) fn line_work(&self) -> PlaneWork {
+        PlaneWork {
+            line: LineWork::new(&[self.tx.work_sizes(), self.ty.work_sizes()]),
+            plane: Vec::new(),
+            block: Vec::new(),
+        }
+    }
+
     /// x transform of each row (written transposed into the work plane), then y transform of each
     /// work-plane line written back to `plane`, which ends up in the spectral layout `j + m1·i`.
     pub(crate) fn forward_plane(&self, plane: &mut [f64], work: &mut PlaneWork) {
@@ -868,6 +878,62 @@ impl SeparableSolver {
             transpose_block(&block[..nb * m1], nb, m1, &mut tmp[ib * BLOCK..], ld);
         }
         self.tx.inverse_lines(m0, tmp, ld, plane, m0, m1, line);
+    }
+
+    /// Forward x transforms of `count` whole x lines `src[l·m0..][..m0]` (clobbered) into
+    /// `dst[l·m0..][..m0]`, as [`Self::forward_plane`] transforms each row (a pencil rank's lines).
+    pub(crate) fn forward_x_lines(
+        &self,
+        src: &mut [f64],
+        dst: &mut [f64],
+        count: usize,
+        work: &mut PlaneWork,
+    ) {
+        let m0 = self.m[0];
+        self.tx
+            .forward_lines(m0, src, m0, dst, m0, count, &mut work.line);
+    }
+
+    /// Forward y transforms of `count` whole y lines `src[l·m1..][..m1]` (clobbered) into
+    /// `dst[l·m1..][..m1]`, as [`Self::forward_plane`] transforms each column.
+    pub(crate) fn forward_y_lines(
+        &self,
+        src: &mut [f64],
+        dst: &mut [f64],
+        count: usize,
+        work: &mut PlaneWork,
+    ) {
+        let m1 = self.m[1];
+        self.ty
+            .forward_lines(m1, src, m1, dst, m1, count, &mut work.line);
+    }
+
+    /// Inverse y transforms of `count` spectral y lines (clobbered) into `dst`, as
+    /// [`Self::inverse_plane`] does.
+    pub(crate) fn inverse_y_lines(
+        &self,
+        src: &mut [f64],
+        dst: &mut [f64],
+        count: usize,
+        work: &mut PlaneWork,
+    ) {
+        let m1 = self.m[1];
+        self.ty
+            .inverse_lines(m1, src, m1, dst, m1, count, &mut work.line);
+    }
+
+    /// Inverse x transforms of `count` spectral x lines (clobbered) into `dst`, as
+    /// [`Self::inverse_plane`] does.
+    pub(crate) fn inverse_x_lines(
+        &self,
+        src: &mut [f64],
+        dst: &mut [f64],
+        count: usize,
+        work: &mut PlaneWork,
+    ) {
+        let m0 = self.m[0];
+        self.tx
+            .inverse_lines(m0, src, m0, dst, m0, count, &mut work.line);
     }
 
     /// The factorisation made current by the last [`Self::ensure_factors`].
@@ -1004,11 +1070,27 @@ impl SeparableSolver {
     /// serial layout for `0..m0`; one block of x slots with every z plane in a slab decomposition);
     /// also applies the transform normalisation.
     pub(crate) fn z_sweep(&self, factors: &ZFactors, field: &mut [f64], slots: Range<usize>) {
+        self.z_sweep_block(factors, field, slots, 0..self.m[1]);
+    }
+
+    /// [`Self::z_sweep`] of the y slots `y_slots` only, on the layout
+    /// `(j - y_slots.start) + |y_slots|·(i - slots.start + |slots|·k)` (a rank of a pencil
+    /// decomposition holds a block of x slots and a block of y slots with every z plane). Each
+    /// value goes through the arithmetic of the whole sweep.
+    pub(crate) fn z_sweep_block(
+        &self,
+        factors: &ZFactors,
+        field: &mut [f64],
+        slots: Range<usize>,
+        y_slots: Range<usize>,
+    ) {
         let [_, m1, m2] = self.m;
         let width = slots.len();
+        let row = y_slots.len();
+        assert!(y_slots.end <= m1, "z_sweep: y slots {y_slots:?} of {m1}");
         assert_eq!(
             field.len(),
-            width * m1 * m2,
+            width * row * m2,
             "z_sweep: field and slots disagree"
         );
         assert!(
@@ -1018,16 +1100,16 @@ impl SeparableSolver {
         );
         let modes = self.lambda_x.len() * m1;
         let norm = self.norm;
-        // Rows of m1 values, grouped by x slot i, in k order.
+        // Rows of the y slots' values, grouped by x slot i, in k order.
         let mut groups: Vec<Vec<&mut [f64]>> = (0..width).map(|_| Vec::with_capacity(m2)).collect();
-        for (r, row) in field.chunks_exact_mut(m1).enumerate() {
-            groups[r % width].push(row);
+        for (r, values) in field.chunks_exact_mut(row).enumerate() {
+            groups[r % width].push(values);
         }
         groups.par_iter_mut().enumerate().for_each_init(
-            || vec![0.0; m1],
+            || vec![0.0; row],
             |t, (i, rows)| {
-                let offset = self.x_mode[slots.start + i] * m1;
-                let g_row = |k: usize| &factors.inv_pivot[k * modes + offset..][..m1];
+                let offset = self.x_mode[slots.start + i] * m1 + y_slots.start;
+                let g_row = |k: usize| &factors.inv_pivot[k * modes + offset..][..row];
                 // Forward elimination.
                 for (v, &g) in rows[0].iter_mut().zip(g_row(0)) {
                     *v = *v * norm * g;
@@ -1051,14 +1133,14 @@ impl SeparableSolver {
                 }
                 // Sherman–Morrison correction: x = y - (vᵀy / (1 + vᵀz)) z.
                 if let Some(cyc) = &factors.cyclic {
-                    let bg = &cyc.beta_over_gamma[offset..][..m1];
-                    let inv_den = &cyc.inv_denominator[offset..][..m1];
-                    for j in 0..m1 {
+                    let bg = &cyc.beta_over_gamma[offset..][..row];
+                    let inv_den = &cyc.inv_denominator[offset..][..row];
+                    for j in 0..row {
                         t[j] = (rows[0][j] + bg[j] * rows[m2 - 1][j]) * inv_den[j];
                     }
-                    for (k, row) in rows.iter_mut().enumerate() {
-                        let z = &cyc.z[k * modes + offset..][..m1];
-                        for ((v, &zk), &tj) in row.iter_mut().zip(z).zip(t.iter()) {
+                    for (k, values) in rows.iter_mut().enumerate() {
+                        let z = &cyc.z[k * modes + offset..][..row];
+                        for ((v, &zk), &tj) in values.iter_mut().zip(z).zip(t.iter()) {
                             *v -= tj * zk;
                         }
                     }
