@@ -14,6 +14,8 @@ use std::process::{Command, Output};
 /// and a periodic Taylor–Green box.
 const CHANNEL: &str = include_str!("../../../examples/mpi-channel.toml");
 const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
+/// A flat duct split into pencils beyond 2 ranks (3 x 1, 2 x 2).
+const PENCILS: &str = include_str!("../../../examples/mpi-pencils.toml");
 /// Fibers in shear, the hydrodynamics shared out by rows.
 const FIBERS: &str = include_str!("../../../examples/mpi-fibers.toml");
 /// Spheres split into slabs, Hertz contacts with shear history.
@@ -58,6 +60,7 @@ fn mpirun_gives_the_serial_run_to_the_byte() {
     for (name, scene, cells) in [
         ("channel", CHANNEL, "0 16 0 12 0 21"),
         ("box", BOX, "0 16 0 16 0 15"),
+        ("pencils", PENCILS, "0 16 0 13 0 5"),
     ] {
         std::fs::write(dir.path().join(format!("{name}.toml")), scene).unwrap();
         let file = format!("{name}.toml");
@@ -299,11 +302,12 @@ fn mpirun_stops_a_diverging_sheared_bed_at_the_serial_runs_step() {
 }
 
 #[test]
-fn mpirun_refuses_more_ranks_than_slabs_naming_the_limit() {
+fn mpirun_refuses_more_ranks_than_the_grid_can_split_naming_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("box.toml"), BOX).unwrap();
-    // 15 planes of cells: at most 7 slabs of 2.
-    let output = silt(Some(8), &["run", "box.toml", "-o", "out"], dir.path());
+    // 16 x 16 x 15 cells: at most 7 slabs of 2 planes, and 11 ranks factor only as 1 x 11 or
+    // 11 x 1, each needing 22 rows or planes (8 ranks would run, as 2 x 4 pencils).
+    let output = silt(Some(11), &["run", "box.toml", "-o", "out"], dir.path());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(

@@ -34,6 +34,28 @@ pub(crate) fn plane_sums_over(
         .collect()
 }
 
+/// The sums of `value(x)` over each row (along x) of the unknowns of a field with dims `dims`, in y
+/// then z order: chained along y within each plane they are [`plane_sums_over`] (a rank of a
+/// pencil decomposition holds some of the rows of a plane: `Decomposition::sum_of_rows`).
+pub(crate) fn row_sums_over(
+    dims: [usize; 3],
+    unknowns: &Unknowns,
+    value: impl Fn(usize) -> f64 + Sync,
+) -> Vec<f64> {
+    let [m0, m1, m2] = unknowns.shape;
+    let start = unknowns.start;
+    let value = &value;
+    (start[2]..start[2] + m2)
+        .into_par_iter()
+        .flat_map_iter(|k| {
+            (start[1]..start[1] + m1).map(move |j| {
+                let first = start[0] + dims[0] * (j + dims[1] * k);
+                row_sum(m0, |i| value(first + i))
+            })
+        })
+        .collect()
+}
+
 /// Sum of `value(i)` for i in 0..len in eight interleaved partial sums, combined in a fixed order (eight
 /// independent additions in flight instead of one chain; the same numbers on any machine).
 #[inline(always)]

@@ -196,7 +196,7 @@ impl JacobiSolver {
             add: false,
         };
         let m2 = self.m[2];
-        self.solve_into(a, b, sweeps, field, None, 0..m2, out, compact);
+        self.solve_into(a, b, sweeps, field, None, [0..m1, 0..m2], out, compact);
         std::mem::swap(field, out);
     }
 
@@ -224,25 +224,27 @@ impl JacobiSolver {
             start,
             add: true,
         };
-        let m2 = self.m[2];
-        self.solve_into(a, b, sweeps, f, None, 0..m2, target, target_layout);
+        let [_, m1, m2] = self.m;
+        self.solve_into(a, b, sweeps, f, None, [0..m1, 0..m2], target, target_layout);
     }
 
-    /// [`JacobiSolver::solve_adding_to`] on a slab of a distributed run: the solution on the z
-    /// planes `planes` only (of the whole grid's `m2`), added to `target` (this rank's padded field,
-    /// its first unknown plane at `start[2]`), from `f_window`, the right-hand side's planes
-    /// `window_first .. window_first + n` in the unwrapped numbering of the z axis (index `k` stands
-    /// for `k mod m2` on a periodic axis): they must cover `planes` widened by `sweeps` on both sides
-    /// (clipped to the grid unless z is periodic). Every value is computed as on one rank.
+    /// [`JacobiSolver::solve_adding_to`] on a block of a distributed run: the solution on the y
+    /// rows `block[0]` and z planes `block[1]` only (of the whole grid's), added to `target` (this
+    /// rank's padded field, its first unknown at `start`), from `f_window`, the right-hand side's
+    /// rows `window_first[0] ..` of its planes `window_first[1] ..` (x fastest, then y) in the
+    /// unwrapped numbering of each axis (index `k` stands for `k mod m` on a periodic axis): they
+    /// must cover the block widened by `sweeps` on each side (clipped to the grid unless the axis
+    /// is periodic: [`JacobiSolver::window_needed`]). Every value is computed as on one rank.
     #[allow(clippy::too_many_arguments)]
-    pub fn solve_slab_adding_to(
+    pub fn solve_block_adding_to(
         &mut self,
         a: f64,
         b: f64,
         sweeps: usize,
         f_window: &[f64],
-        window_first: isize,
-        planes: std::ops::Range<usize>,
+        window_first: [isize; 2],
+        window_rows: usize,
+        block: [std::ops::Range<usize>; 2],
         target: &mut [f64],
         [row_len, plane_len]: [usize; 2],
         start: [usize; 3],
@@ -254,13 +256,21 @@ impl JacobiSolver {
             add: true,
         };
         let window = Window {
-            first: window_first,
-            planes: f_window.len() / (self.m[0] * self.m[1]),
+            first: window_first[1],
+            planes: f_window.len() / (self.m[0] * window_rows.max(1)),
+            row_first: window_first[0],
+            rows: window_rows,
         };
-        let (lo, hi) = self.window_needed(&planes, sweeps);
+        let [(y_lo, y_hi), (z_lo, z_hi)] = self.window_needed(&block, sweeps);
         assert!(
-            window.first <= lo && hi <= window.first + window.planes as isize,
-            "JacobiSolver: the window of planes {}..{} does not cover {lo}..{hi}",
+            window.first <= z_lo
+                && z_hi <= window.first + window.planes as isize
+                && window.row_first <= y_lo
+                && y_hi <= window.row_first + window.rows as isize,
+            "JacobiSolver: the window of rows {}..{} and planes {}..{} does not cover rows \
+             {y_lo}..{y_hi} and planes {z_lo}..{z_hi}",
+            window.row_first,
+            window.row_first + window.rows as isize,
             window.first,
             window.first + window.planes as isize
         );
@@ -270,21 +280,29 @@ impl JacobiSolver {
             sweeps,
             f_window,
             Some(window),
-            planes,
+            block,
             target,
             target_layout,
         );
     }
 
-    /// The planes of `f` (unwrapped numbering) that a solve of `planes` with `sweeps` sweeps reads.
-    pub fn window_needed(&self, planes: &std::ops::Range<usize>, sweeps: usize) -> (isize, isize) {
-        let span = Span {
-            first: planes.start as isize,
-            end: planes.end as isize,
-            m: self.m[2],
-            periodic: self.periodic[2],
-        };
-        span.range(sweeps)
+    /// The rows and planes of the right-hand side that the solution on the rows `block[0]` and the
+    /// planes `block[1]` after `sweeps` sweeps reads, `[(first row, end), (first plane, end)]`, in
+    /// the unwrapped numbering of each axis.
+    pub fn window_needed(
+        &self,
+        block: &[std::ops::Range<usize>; 2],
+        sweeps: usize,
+    ) -> [(isize, isize); 2] {
+        [1, 2].map(|axis| {
+            let span = Span {
+                first: block[axis - 1].start as isize,
+                end: block[axis - 1].end as isize,
+                m: self.m[axis],
+                periodic: self.periodic[axis],
+            };
+            span.range(sweeps)
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -295,7 +313,7 @@ impl JacobiSolver {
         sweeps: usize,
         f: &[f64],
         window: Option<Window>,
-        planes: std::ops::Range<usize>,
+        [block_rows, planes]: [std::ops::Range<usize>; 2],
         target: &mut [f64],
         layout: Target,
     ) {
@@ -303,20 +321,29 @@ impl JacobiSolver {
         let [m0, m1, m2] = self.m;
         match window {
             None => assert_eq!(f.len(), len, "JacobiSolver: wrong right-hand side length"),
-            Some(w) => assert_eq!(f.len(), w.planes * m0 * m1, "JacobiSolver: ragged window"),
+            Some(w) => assert_eq!(
+                f.len(),
+                w.planes * m0 * w.rows,
+                "JacobiSolver: ragged window"
+            ),
         }
         assert!(
             planes.start < planes.end && planes.end <= m2,
             "JacobiSolver: planes {planes:?}"
         );
-        let last = layout.index([m0 - 1, m1 - 1, planes.len() - 1]);
+        assert!(
+            block_rows.start < block_rows.end && block_rows.end <= m1,
+            "JacobiSolver: rows {block_rows:?}"
+        );
+        let last = layout.index([m0 - 1, block_rows.len() - 1, planes.len() - 1]);
         assert!(target.len() > last, "JacobiSolver: target too short");
         // One piece of the z range per thread; within it, strips of rows whose rings stay in the cache.
         let count = planes.len();
         let pieces = rayon::current_num_threads().clamp(1, count);
         let piece_planes = count.div_ceil(pieces);
         let pieces = count.div_ceil(piece_planes);
-        let strip_rows = strip_rows(m0, m1, sweeps, self.ring_bytes);
+        let block_len = block_rows.len();
+        let strip_rows = strip_rows(m0, block_len, sweeps, self.ring_bytes);
         let y_periodic = self.periodic[1];
         let ring_rows = if strip_rows < m1 || y_periodic {
             strip_rows + 2 * sweeps
@@ -348,6 +375,7 @@ impl JacobiSolver {
             b,
             f,
             window,
+            block_first_row: block_rows.start,
             sweeps,
             inverse_diagonal,
             target: layout,
@@ -365,10 +393,10 @@ impl JacobiSolver {
                     m: m2,
                     periodic: self.periodic[2],
                 };
-                for j0 in (0..m1).step_by(strip_rows) {
+                for j0 in block_rows.clone().step_by(strip_rows) {
                     let rows = Span {
                         first: j0 as isize,
-                        end: (j0 + strip_rows).min(m1) as isize,
+                        end: (j0 + strip_rows).min(block_rows.end) as isize,
                         m: m1,
                         periodic: y_periodic,
                     };
@@ -489,20 +517,25 @@ impl Span {
     }
 }
 
-/// What one solve shares between the pieces of the z range.
-/// The planes of the right-hand side a slab's solve holds: `first .. first + planes`, unwrapped.
+/// The part of the right-hand side a block's solve holds: planes `first .. first + planes` and in
+/// each rows `row_first .. row_first + rows`, unwrapped.
 #[derive(Clone, Copy, Debug)]
 struct Window {
     first: isize,
     planes: usize,
+    row_first: isize,
+    rows: usize,
 }
 
+/// What one solve shares between the pieces of the z range.
 struct Operator<'a> {
     solver: &'a JacobiSolver,
     b: f64,
     /// The right-hand side: every plane, or the planes of `window`.
     f: &'a [f64],
     window: Option<Window>,
+    /// The first row (of the whole grid's) that the target holds.
+    block_first_row: usize,
     sweeps: usize,
     target: Target,
     /// `1 / D` by position class (first, interior, last) along z, y and x.
@@ -531,11 +564,11 @@ impl Operator<'_> {
                     continue;
                 }
                 let kk = planes.wrap(k);
-                let at = match self.window {
-                    None => kk,
-                    Some(w) => (k - w.first) as usize,
+                let (at, f_rows) = match self.window {
+                    None => (kk, m1),
+                    Some(w) => ((k - w.first) as usize, w.rows),
                 };
-                let f = &self.f[at * m0 * m1..(at + 1) * m0 * m1];
+                let f = &self.f[at * m0 * f_rows..(at + 1) * m0 * f_rows];
                 let (earlier, this_and_later) = ring.split_at_mut(3 * s * ring_plane);
                 let ((below, c_below), (above, c_above)) = planes.neighbours(z, k);
                 let previous = s.checked_sub(1).map(|p| {
@@ -546,12 +579,16 @@ impl Operator<'_> {
                 let (first_row, end_row) = rows.range(sweeps - s);
                 for j in first_row..end_row {
                     let jj = rows.wrap(j);
-                    let f = &f[jj * m0..(jj + 1) * m0];
+                    let f_row = match self.window {
+                        None => jj,
+                        Some(w) => (j - w.row_first) as usize,
+                    };
+                    let f = &f[f_row * m0..(f_row + 1) * m0];
                     // This sweep's row goes to the ring, or to `out` for the last sweep.
                     let target = if s == sweeps {
                         let layout = &self.target;
                         let at = (k - planes.first) as usize * layout.plane_len
-                            + (jj + layout.start[1]) * layout.row_len
+                            + (jj - self.block_first_row + layout.start[1]) * layout.row_len
                             + layout.start[0];
                         &mut out[at..at + m0]
                     } else {

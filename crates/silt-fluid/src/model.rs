@@ -2,6 +2,7 @@
 //! shortened to land on the times the run loop asks for), the cell-centred fields as an image, global
 //! figures as diagnostics and plane-averaged profiles.
 
+use crate::decomposition::Decomposition;
 use crate::solver::NoForcing;
 use crate::{Boundary, Driving, Field, FluidSolver, FluidState, Grid, TimeStep};
 use silt_core::model::{
@@ -73,19 +74,34 @@ impl FluidModel {
     }
 }
 
-/// The state of `solver`'s slab cut from the slabs of a run on `ranks` ranks (`load(r)`: rank r's state):
-/// the planes of cells it holds, copied from the pieces that hold them (the ghost planes follow from them
-/// on restore); only the pieces it needs are loaded.
+/// The state of `solver`'s slab cut from the slabs of a run on `ranks` ranks (`load(r)`: rank r's
+/// state): [`block_from_ranks`] of the process grid `1 × ranks`.
 pub fn slab_from_ranks(
     solver: &FluidSolver,
     ranks: usize,
     load: &mut dyn FnMut(usize) -> Result<FluidState, String>,
 ) -> Result<FluidState, String> {
-    let n2 = solver.config.grid.cells[2];
-    if ranks == 0 || n2 < ranks {
-        return Err(format!("{ranks} ranks cannot have split {n2} planes"));
+    block_from_ranks(solver, [1, ranks], load)
+}
+
+/// The state of `solver`'s block cut from the blocks of a run on the process grid `dims` (`load(r)`:
+/// rank r's state): the rows and planes of cells it holds, copied from the pieces that hold them
+/// (the ghosts follow from them on restore); only the pieces it needs are loaded.
+pub fn block_from_ranks(
+    solver: &FluidSolver,
+    dims: [usize; 2],
+    load: &mut dyn FnMut(usize) -> Result<FluidState, String>,
+) -> Result<FluidState, String> {
+    let [_, n1, n2] = solver.config.grid.cells;
+    let [py, pz] = dims;
+    let ranks = py * pz;
+    if ranks == 0 || n1 < py || n2 < pz {
+        return Err(format!(
+            "{py} x {pz} ranks cannot have split {n1} rows and {n2} planes"
+        ));
     }
-    let mine = solver.decomposition().slab();
+    let decomposition = solver.decomposition();
+    let (my_rows, my_planes) = (decomposition.rows(), decomposition.slab());
     let local = *solver.grid();
     let mut state = FluidState {
         velocity: [0, 1, 2].map(|_| Field::zeros(&local)),
@@ -97,13 +113,18 @@ pub fn slab_from_ranks(
     };
     let mut clock: Option<(f64, u64, f64, f64)> = None;
     for rank in 0..ranks {
-        let slab = silt_parallel::block(n2, ranks, rank);
-        let (first, end) = (slab.start.max(mine.start), slab.end.min(mine.end));
-        if first >= end {
+        let rows = silt_parallel::block(n1, py, rank % py);
+        let planes = silt_parallel::block(n2, pz, rank / py);
+        let (row_first, row_end) = (rows.start.max(my_rows.start), rows.end.min(my_rows.end));
+        let (first, end) = (
+            planes.start.max(my_planes.start),
+            planes.end.min(my_planes.end),
+        );
+        if first >= end || row_first >= row_end {
             continue;
         }
         let piece = load(rank)?;
-        let dims = [local.cells[0] + 2, local.cells[1] + 2, slab.len() + 2];
+        let dims = [local.cells[0] + 2, rows.len() + 2, planes.len() + 2];
         let fields = |s: &FluidState| -> [Field; 4] {
             let [u, v, w] = s.velocity.clone();
             [u, v, w, s.pressure.clone()]
@@ -111,7 +132,7 @@ pub fn slab_from_ranks(
         let pieces = fields(&piece);
         if pieces.iter().any(|f| f.dims != dims) {
             return Err(format!(
-                "rank {rank}'s checkpoint holds fields of {:?} points, its slab of the grid needs \
+                "rank {rank}'s checkpoint holds fields of {:?} points, its block of the grid needs \
                  {dims:?}",
                 pieces[0].dims
             ));
@@ -128,13 +149,15 @@ pub fn slab_from_ranks(
             ));
         }
         clock = Some(this);
-        let plane = pieces[0].plane_len();
         let copy = |to: &mut Field, from: &Field| {
+            let row = from.dims[0];
             for k in first..end {
-                // Interior plane k of the domain: local plane k - start + 1 of each slab.
-                let (old, new) = (k - slab.start + 1, k - mine.start + 1);
-                to.data[new * plane..(new + 1) * plane]
-                    .copy_from_slice(&from.data[old * plane..(old + 1) * plane]);
+                for j in row_first..row_end {
+                    // Interior row j of plane k of the domain: local row j - start + 1 of each block.
+                    let old = from.index(0, j - rows.start + 1, k - planes.start + 1);
+                    let new = to.index(0, j - my_rows.start + 1, k - my_planes.start + 1);
+                    to.data[new..new + row].copy_from_slice(&from.data[old..old + row]);
+                }
             }
         };
         for (to, from) in state.velocity.iter_mut().zip(&pieces) {
@@ -143,7 +166,7 @@ pub fn slab_from_ranks(
         copy(&mut state.pressure, &pieces[3]);
     }
     let (time, steps, last_dt, driving_gradient) =
-        clock.ok_or("no checkpoint holds this rank's planes")?;
+        clock.ok_or("no checkpoint holds this rank's cells")?;
     state.time = time;
     state.steps = steps;
     state.last_dt = last_dt;
@@ -225,14 +248,21 @@ impl Model for FluidModel {
         self.solver.restore(state)
     }
 
-    /// This rank's slab cut from the slabs of a run on `ranks` ranks: the planes of cells it holds,
-    /// copied from the pieces that hold them (the ghost planes follow from them on restore).
+    /// This rank's block cut from the blocks of a run on `ranks` ranks (whose process grid follows
+    /// from the rank count and the grid: [`Decomposition::process_grid`]): the cells it holds,
+    /// copied from the pieces that hold them (the ghosts follow from them on restore).
     fn checkpoint_from_ranks(
         &self,
         ranks: usize,
         load: &mut dyn FnMut(usize) -> Result<FluidState, String>,
     ) -> Option<Result<FluidState, String>> {
-        Some(slab_from_ranks(&self.solver, ranks, load))
+        let cells = self.solver.config.grid.cells;
+        let Some(dims) = Decomposition::process_grid(ranks, cells, 2) else {
+            return Some(Err(format!(
+                "no process grid of {ranks} ranks fits the grid of {cells:?} cells"
+            )));
+        };
+        Some(block_from_ranks(&self.solver, dims, load))
     }
 
     fn diagnostic_columns(&self) -> Vec<String> {

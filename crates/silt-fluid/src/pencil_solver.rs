@@ -205,6 +205,14 @@ impl PencilSolver {
         [self.y_blocks[a].clone(), self.z_blocks[b].clone()]
     }
 
+    /// Every rank's y and z unknowns of its x pencil, in rank order.
+    pub fn all_blocks(&self) -> Vec<[Range<usize>; 2]> {
+        let py = self.dims[0];
+        (0..self.comm.size())
+            .map(|r| [self.y_blocks[r % py].clone(), self.z_blocks[r / py].clone()])
+            .collect()
+    }
+
     /// The unknowns per axis of the whole grid.
     pub fn shape(&self) -> [usize; 3] {
         self.solver.shape()
@@ -746,5 +754,69 @@ mod tests {
             errors[0]
         );
         assert!(PencilSolver::new([8, 8, 4], kinds, [1.0; 3], SingleRank::comm(), [1, 1]).is_ok());
+    }
+}
+
+/// The direct solver of a distributed fluid: slabs ([`crate::slab_solver::SlabSolver`], one
+/// transpose each way) where every rank holds whole z planes, pencils otherwise.
+#[derive(Debug)]
+pub enum DecomposedSolver {
+    Slabs(crate::slab_solver::SlabSolver),
+    Pencils(PencilSolver),
+}
+
+impl DecomposedSolver {
+    /// The solver for unknowns of which this rank holds `local = [y, z]` per x line (slabs: all y),
+    /// on the process grid `dims`.
+    pub fn new(
+        cells: [usize; 3],
+        kinds: [AxisKind; 3],
+        spacing: [f64; 3],
+        comm: Comm,
+        dims: [usize; 2],
+        local: [usize; 2],
+    ) -> Result<Self, String> {
+        if dims[0] == 1 {
+            crate::slab_solver::SlabSolver::with_planes(cells, kinds, spacing, comm, local[1])
+                .map(DecomposedSolver::Slabs)
+        } else {
+            PencilSolver::with_blocks(cells, kinds, spacing, comm, dims, local)
+                .map(DecomposedSolver::Pencils)
+        }
+    }
+
+    /// Solves `a·φ + b·L_h φ = f` in place on this rank's unknowns.
+    pub fn solve(&mut self, a: f64, b: f64, field: &mut [f64]) {
+        match self {
+            DecomposedSolver::Slabs(s) => s.solve(a, b, field),
+            DecomposedSolver::Pencils(p) => p.solve(a, b, field),
+        }
+    }
+
+    /// The unknowns per axis of the whole grid.
+    pub fn shape(&self) -> [usize; 3] {
+        match self {
+            DecomposedSolver::Slabs(s) => s.shape(),
+            DecomposedSolver::Pencils(p) => p.shape(),
+        }
+    }
+
+    /// Bytes held between solves.
+    pub fn allocated_bytes(&self) -> usize {
+        match self {
+            DecomposedSolver::Slabs(s) => s.allocated_bytes(),
+            DecomposedSolver::Pencils(p) => p.allocated_bytes(),
+        }
+    }
+
+    /// Every rank's y and z unknowns, in rank order.
+    pub fn all_blocks(&self) -> Vec<[Range<usize>; 2]> {
+        match self {
+            DecomposedSolver::Slabs(s) => {
+                let m1 = s.shape()[1];
+                s.partition().iter().map(|p| [0..m1, p.clone()]).collect()
+            }
+            DecomposedSolver::Pencils(p) => p.all_blocks(),
+        }
     }
 }

@@ -7,13 +7,14 @@ use rayon::prelude::*;
 
 /// `out` = scale * D u at the cells (compact array over `cells`, the pressure's unknowns).
 pub fn divergence(u: &[Field; 3], cells: &Unknowns, spacing: f64, scale: f64, out: &mut [f64]) {
-    divergence_and_plane_sums(u, cells, spacing, scale, out, None);
+    divergence_and_row_sums(u, cells, spacing, scale, out, None);
 }
 
 /// [`divergence`], and, with `sum_of = Some(c)` for a periodic axis c, the sums of u_c over each
-/// z plane of its unknowns (read in the same pass; added in order and divided by their count, the
-/// same number as `diagnostics::mean_over`).
-pub fn divergence_and_plane_sums(
+/// row of its unknowns, in y then z order (read in the same pass; chained along y within each plane,
+/// the planes' sums added in order and divided by their count, the same number as
+/// `diagnostics::mean_over`).
+pub fn divergence_and_row_sums(
     u: &[Field; 3],
     cells: &Unknowns,
     spacing: f64,
@@ -26,12 +27,12 @@ pub fn divergence_and_plane_sums(
     let factor = scale / spacing;
     let m0 = cells.shape[0];
     let start = cells.start;
-    let plane_sums: Vec<f64> = out
+    let row_sums: Vec<Vec<f64>> = out
         .par_chunks_mut(cells.plane_len())
         .enumerate()
         .map(|(kc, out)| {
             let k = kc + start[2];
-            let mut plane_sum = 0.0;
+            let mut row_sums = Vec::new();
             for (jc, out) in out.chunks_exact_mut(m0).enumerate() {
                 let first = field.index(start[0], jc + start[1], k);
                 // Row slices (at x and x - stride of each component), so that the loop vectorises.
@@ -46,13 +47,13 @@ pub fn divergence_and_plane_sums(
                 }
                 // Along a periodic axis the faces "here" of the cells are the unknowns of u_c.
                 if let Some(c) = sum_of {
-                    plane_sum += crate::diagnostics::row_sum(m0, |i| here[c][i]);
+                    row_sums.push(crate::diagnostics::row_sum(m0, |i| here[c][i]));
                 }
             }
-            plane_sum
+            row_sums
         })
         .collect();
-    sum_of.map(|_| plane_sums)
+    sum_of.map(|_| row_sums.concat())
 }
 
 /// Largest |D u| over the cells.
@@ -179,14 +180,16 @@ mod tests {
         divergence(&u, &cells, grid.spacing, 2.0, &mut plain);
         for axis in 0..3 {
             let mut out = vec![0.0; cells.len()];
-            let sums =
-                divergence_and_plane_sums(&u, &cells, grid.spacing, 2.0, &mut out, Some(axis))
-                    .unwrap();
-            let mean = sums.iter().sum::<f64>() / cells.len() as f64;
+            let rows = divergence_and_row_sums(&u, &cells, grid.spacing, 2.0, &mut out, Some(axis))
+                .unwrap();
+            let planes = rows
+                .chunks(cells.shape[1])
+                .map(|plane| plane.iter().fold(0.0, |sum, r| sum + r));
+            let mean = planes.sum::<f64>() / cells.len() as f64;
             assert_eq!(mean, crate::diagnostics::mean_over(&u[axis], &cells));
             assert_eq!(out, plain);
         }
-        let sums = divergence_and_plane_sums(&u, &cells, grid.spacing, 2.0, &mut plain, None);
+        let sums = divergence_and_row_sums(&u, &cells, grid.spacing, 2.0, &mut plain, None);
         assert_eq!(sums, None);
     }
 }

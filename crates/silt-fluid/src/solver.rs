@@ -7,12 +7,12 @@ use crate::decomposition::Decomposition;
 use crate::grid::{Field, Grid, Unknowns};
 use crate::jacobi::JacobiSolver;
 use crate::momentum::{add_increment, explicit_increments, MomentumTerms, Stage};
+use crate::pencil_solver::DecomposedSolver;
 use crate::projection::{
-    divergence_and_plane_sums, drive_and_subtract_gradient, scatter, subtract_gradient,
+    divergence_and_row_sums, drive_and_subtract_gradient, scatter, subtract_gradient,
     update_pressure, FlowRateAddition,
 };
 pub use crate::signal::Signal;
-use crate::slab_solver::SlabSolver;
 use rayon::prelude::*;
 use silt_core::rk3::{ALPHA, GAMMA, ZETA};
 use silt_parallel::Comm;
@@ -255,11 +255,11 @@ pub struct FluidSolver {
     cells: Unknowns,
     /// Helmholtz solvers of the three velocity increments (Crank–Nicolson only): direct and
     /// iterative.
-    helmholtz: Option<[SlabSolver; 3]>,
+    helmholtz: Option<[DecomposedSolver; 3]>,
     jacobi: Option<[JacobiSolver; 3]>,
     /// How the Helmholtz systems are solved.
     pub helmholtz_method: HelmholtzMethod,
-    poisson: SlabSolver,
+    poisson: DecomposedSolver,
     /// H_{k-1} of each component at its unknowns.
     previous_rhs: [Vec<f64>; 3],
     /// The stage increment of each component at its unknowns.
@@ -293,6 +293,18 @@ impl FluidSolver {
         Self::with_decomposition(config, decomposition)
     }
 
+    /// The solver of [`FluidSolver::distributed`] on the process grid `dims = [p_y, p_z]`: each
+    /// rank holds whole x lines of a block of y rows and z planes (pencils; `[1, N]` are slabs).
+    pub fn on_process_grid(
+        config: FluidConfig,
+        comm: Comm,
+        dims: [usize; 2],
+    ) -> Result<Self, String> {
+        validate(&config)?;
+        let decomposition = Decomposition::pencils(config.grid, config.boundaries, comm, dims)?;
+        Self::with_decomposition(config, decomposition)
+    }
+
     fn with_decomposition(
         config: FluidConfig,
         decomposition: Decomposition,
@@ -309,12 +321,14 @@ impl FluidSolver {
             Viscous::Explicit => None,
             Viscous::CrankNicolson => {
                 let solvers = [0, 1, 2].map(|c| {
-                    SlabSolver::with_planes(
+                    let shape = velocity_unknowns[c].shape;
+                    DecomposedSolver::new(
                         grid.cells,
                         b.velocity_kinds(c),
                         spacing,
                         comm.clone(),
-                        velocity_unknowns[c].shape[2],
+                        decomposition.dims(),
+                        [shape[1], shape[2]],
                     )
                 });
                 let [a, b_, c] = solvers;
@@ -324,12 +338,13 @@ impl FluidSolver {
         let jacobi = helmholtz.as_ref().map(|solvers| {
             [0, 1, 2].map(|c| JacobiSolver::new(solvers[c].shape(), b.velocity_kinds(c), spacing))
         });
-        let poisson = SlabSolver::with_planes(
+        let poisson = DecomposedSolver::new(
             grid.cells,
             b.pressure_kinds(),
             spacing,
             comm.clone(),
-            cells.shape[2],
+            decomposition.dims(),
+            [cells.shape[1], cells.shape[2]],
         )?;
         let state = FluidState {
             velocity: [0, 1, 2].map(|_| Field::zeros(&local)),
@@ -484,7 +499,7 @@ impl FluidSolver {
                 .helmholtz
                 .iter()
                 .flatten()
-                .map(SlabSolver::allocated_bytes)
+                .map(DecomposedSolver::allocated_bytes)
                 .sum::<usize>()
             + self
                 .jacobi
@@ -650,23 +665,25 @@ impl FluidSolver {
                         let layout = [velocity.stride(1), velocity.stride(2)];
                         let start = self.velocity_unknowns[c].start;
                         if self.decomposition.is_distributed() {
-                            // The sweeps of this slab read the right-hand side `sweeps` planes
-                            // beyond it: those planes come from the neighbouring ranks.
-                            let partition = direct[c].partition();
+                            // The sweeps of this block read the right-hand side `sweeps` rows
+                            // and planes beyond it: those come from the neighbouring ranks.
+                            let blocks = direct[c].all_blocks();
                             let window =
-                                |rank: usize| jacobi[c].window_needed(&partition[rank], sweeps);
-                            let plane = self.velocity_unknowns[c].plane_len();
+                                |rank: usize| jacobi[c].window_needed(&blocks[rank], sweeps);
+                            let row_len = self.velocity_unknowns[c].shape[0];
                             let f = self
                                 .decomposition
-                                .gather_planes(partition, plane, delta, &window);
+                                .gather_box(&blocks, row_len, delta, &window);
                             let rank = self.decomposition.comm().rank();
-                            jacobi[c].solve_slab_adding_to(
+                            let [(row_first, row_end), (plane_first, _)] = window(rank);
+                            jacobi[c].solve_block_adding_to(
                                 1.0,
                                 b,
                                 sweeps,
                                 &f,
-                                window(rank).0,
-                                partition[rank].clone(),
+                                [row_first, plane_first],
+                                (row_end - row_first) as usize,
+                                blocks[rank].clone(),
                                 &mut velocity.data,
                                 layout,
                                 start,
@@ -702,7 +719,7 @@ impl FluidSolver {
             }
         }
         // Until the projection ends with a full ghost fill, only the divergence reads ghost values
-        // of u*: those of the domain's faces and, between slabs, w's below the slab.
+        // of u*: those of the domain's faces and, between blocks, v's and w's below the block.
         let (grid, own) = (
             self.decomposition.local_grid(),
             self.decomposition.boundaries(),
@@ -710,8 +727,9 @@ impl FluidSolver {
         for c in 0..3 {
             own.fill_velocity_ghosts(grid, c, &mut self.state.velocity[c]);
         }
-        self.decomposition
-            .exchange_low_halo(&mut self.state.velocity[2]);
+        let [_, v, w] = &mut self.state.velocity;
+        self.decomposition.exchange_low_halo(1, v);
+        self.decomposition.exchange_low_halo(2, w);
         self.times.helmholtz += clock.elapsed().as_secs_f64();
     }
 
@@ -735,7 +753,7 @@ impl FluidSolver {
             _ => None,
         };
         let driving_axis = flow_rate.map(|(axis, _)| axis);
-        let streamwise_sums = divergence_and_plane_sums(
+        let streamwise_sums = divergence_and_row_sums(
             &self.state.velocity,
             &self.cells,
             h,
@@ -743,8 +761,9 @@ impl FluidSolver {
             &mut self.phi_compact,
             driving_axis,
         );
-        let streamwise_mean = streamwise_sums.map(|sums| {
-            self.decomposition.sum_of_planes(&sums) / self.config.grid.cell_count() as f64
+        let streamwise_mean = streamwise_sums.map(|rows| {
+            self.decomposition.sum_of_rows(&rows, self.cells.shape[2])
+                / self.config.grid.cell_count() as f64
         });
         self.poisson.solve(0.0, 1.0, &mut self.phi_compact);
         scatter(&self.phi_compact, &self.cells, &mut self.phi);
@@ -829,16 +848,21 @@ impl FluidSolver {
     fn flow_rate_force(&mut self, k: usize, dt: f64, axis: usize, shortfall: f64) -> f64 {
         let stage_length = 2.0 * ALPHA[k] * dt;
         let count = self.global_unknowns(axis) as f64;
-        let plane = self.velocity_unknowns[axis].plane_len();
-        // Means over the domain by planes in parallel, the planes' sums added in z order (any
-        // thread or rank count).
-        let plane_sums = |values: &[f64]| -> Vec<f64> {
-            values.par_chunks(plane).map(|p| p.iter().sum()).collect()
+        let unknowns = self.velocity_unknowns[axis];
+        let [row, _, planes] = unknowns.shape;
+        // Means over the domain by rows in parallel, the rows chained along y in each plane and the
+        // planes' sums added in z order (any thread or rank count).
+        let row_sums = |values: &[f64]| -> Vec<f64> {
+            values
+                .par_chunks(row)
+                .map(|r| r.iter().fold(0.0, |sum, v| sum + v))
+                .collect()
         };
         let Some(solvers) = &mut self.helmholtz else {
             let gain = match &self.flow_rate_weights {
                 Some(weights) => {
-                    stage_length * self.decomposition.sum_of_planes(&plane_sums(weights)) / count
+                    stage_length * self.decomposition.sum_of_rows(&row_sums(weights), planes)
+                        / count
                 }
                 None => stage_length,
             };
@@ -846,19 +870,19 @@ impl FluidSolver {
         };
         let cached = &mut self.flow_rate_response[k];
         if cached.0 != dt {
-            let mut response = vec![stage_length; self.velocity_unknowns[axis].len()];
+            let mut response = vec![stage_length; unknowns.len()];
             solvers[axis].solve(1.0, -ALPHA[k] * dt * self.config.viscosity, &mut response);
-            let mean = self.decomposition.sum_of_planes(&plane_sums(&response)) / count;
+            let mean = self.decomposition.sum_of_rows(&row_sums(&response), planes) / count;
             *cached = (dt, mean, response);
         }
         let gain = match &self.flow_rate_weights {
             Some(weights) => {
-                let planes: Vec<f64> = weights
-                    .par_chunks(plane)
-                    .zip(cached.2.par_chunks(plane))
-                    .map(|(w, r)| w.iter().zip(r).map(|(w, r)| w * r).sum::<f64>())
+                let rows: Vec<f64> = weights
+                    .par_chunks(row)
+                    .zip(cached.2.par_chunks(row))
+                    .map(|(w, r)| w.iter().zip(r).fold(0.0, |sum, (w, r)| sum + w * r))
                     .collect();
-                self.decomposition.sum_of_planes(&planes) / count
+                self.decomposition.sum_of_rows(&rows, planes) / count
             }
             None => cached.1,
         };
@@ -910,33 +934,32 @@ impl FluidSolver {
         let field = &self.state.velocity[axis];
         let stride = self.phi.stride(axis);
         let [n0, n1, n2] = unknowns.shape;
-        // Plane by plane in parallel, the planes' sums added in z order: the same sum for any thread
-        // or rank count.
-        let planes: Vec<f64> = (0..n2)
+        // Row by row in parallel, the rows chained along y in each plane and the planes' sums
+        // added in z order: the same sum for any thread or rank count.
+        let rows: Vec<f64> = (0..n2)
             .into_par_iter()
-            .map(|d| {
+            .flat_map_iter(|d| (0..n1).map(move |b| (b, d)))
+            .map(|(b, d)| {
                 let mut sum = 0.0;
-                for b in 0..n1 {
-                    let first = field.index(
-                        unknowns.start[0],
-                        unknowns.start[1] + b,
-                        unknowns.start[2] + d,
-                    );
-                    let row_weights = &weights[n0 * (b + n1 * d)..n0 * (b + n1 * d + 1)];
-                    for (a, weight) in row_weights.iter().enumerate() {
-                        let index = first + a;
-                        let gradient = if factor != 0.0 {
-                            factor * (self.phi.data[index + stride] - self.phi.data[index])
-                        } else {
-                            0.0
-                        };
-                        sum += weight * (field.data[index] - gradient);
-                    }
+                let first = field.index(
+                    unknowns.start[0],
+                    unknowns.start[1] + b,
+                    unknowns.start[2] + d,
+                );
+                let row_weights = &weights[n0 * (b + n1 * d)..n0 * (b + n1 * d + 1)];
+                for (a, weight) in row_weights.iter().enumerate() {
+                    let index = first + a;
+                    let gradient = if factor != 0.0 {
+                        factor * (self.phi.data[index + stride] - self.phi.data[index])
+                    } else {
+                        0.0
+                    };
+                    sum += weight * (field.data[index] - gradient);
                 }
                 sum
             })
             .collect();
-        self.decomposition.sum_of_planes(&planes) / self.global_unknowns(axis) as f64
+        self.decomposition.sum_of_rows(&rows, n2) / self.global_unknowns(axis) as f64
     }
 
     /// Stops a run whose velocities are no longer finite or whose CFL number left the stable range.

@@ -1,6 +1,6 @@
-//! The fluid on several ranks (slabs of z planes, ranks as threads: `silt_parallel::LocalGroup`)
-//! against the serial solver: every rank's fields, ghosts included, are bit for bit the serial
-//! solver's planes after several steps, for periodic and bounded z, even and uneven slabs, flow-rate
+//! The fluid on several ranks (slabs of z planes and pencils of x lines, ranks as threads:
+//! `silt_parallel::LocalGroup`) against the serial solver: every rank's fields, ghosts included, are
+//! bit for bit the serial solver's after several steps, for periodic and bounded z, even and uneven slabs, flow-rate
 //! driving with and without weights, and a CFL-chosen time step.
 
 use silt_fluid::{
@@ -96,32 +96,41 @@ fn same_with(config: FluidConfig, method: HelmholtzMethod, steps: usize, weighte
         );
     }
     let serial_time = serial.state.time;
-    for ranks in 1..=4 {
+    // Slabs of z planes on 1-4 ranks, and pencils: blocks of y rows and z planes.
+    let grids = [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [3, 1], [2, 2]];
+    for dims in grids {
+        let ranks = dims[0] * dims[1];
         let results = LocalGroup::run(ranks, |comm| {
-            let mut solver = FluidSolver::distributed(config.clone(), comm).unwrap();
-            let slab = solver.decomposition().slab();
+            let mut solver = FluidSolver::on_process_grid(config.clone(), comm, dims).unwrap();
+            let block = [solver.decomposition().rows(), solver.decomposition().slab()];
             (
-                slab,
+                block,
                 fields(&mut solver, method, steps, weighted),
                 solver.state.time,
             )
         });
-        for (rank, (slab, local, time)) in results.into_iter().enumerate() {
-            assert_eq!(time, serial_time, "rank {rank} of {ranks}: the clock");
+        for (rank, ([rows, slab], local, time)) in results.into_iter().enumerate() {
+            assert_eq!(time, serial_time, "rank {rank} of {dims:?}: the clock");
             for (f, (mine, whole)) in local.iter().zip(&expected).enumerate() {
-                let plane = whole.plane_len();
-                // Local planes 0..=n+1 (ghosts included) are global planes slab.start..=slab.end + 1.
-                let global = &whole.data[slab.start * plane..(slab.end + 2) * plane];
+                // Local rows and planes 0..=n+1 (ghosts included) are the global rows
+                // rows.start..=rows.end + 1 of planes slab.start..=slab.end + 1.
+                let row = whole.dims[0];
+                let global: Vec<f64> = (slab.start..slab.end + 2)
+                    .flat_map(|k| {
+                        let first = whole.index(0, rows.start, k);
+                        whole.data[first..first + row * (rows.len() + 2)].to_vec()
+                    })
+                    .collect();
                 let worst = mine
                     .data
                     .iter()
-                    .zip(global)
+                    .zip(&global)
                     .map(|(a, b)| (a - b).abs())
                     .fold(0.0, f64::max);
                 assert!(
                     mine.data == global,
-                    "{:?} ({method:?}): field {f} on rank {rank} of {ranks} (planes {slab:?}) \
-                     differs from the serial one by up to {worst:e}",
+                    "{:?} ({method:?}): field {f} on rank {rank} of {dims:?} (rows {rows:?}, \
+                     planes {slab:?}) differs from the serial one by up to {worst:e}",
                     config.grid.cells
                 );
             }
@@ -189,4 +198,60 @@ fn too_many_ranks_and_open_boundaries_are_refused_with_the_limit() {
     assert!(errors[1].contains("inflow and outflow"), "{}", errors[1]);
     // One rank runs them.
     assert!(LocalGroup::run(1, |comm| FluidSolver::distributed(c.clone(), comm).is_ok())[0]);
+}
+
+/// The figures of the flow (kinetic energy, means, wall stress, divergence, CFL and the profiles
+/// along each axis) of a channel with walls across z and across y, on slabs and pencils: the serial
+/// solver's numbers, bit for bit, on every rank.
+#[test]
+fn the_flows_figures_are_the_serial_ones_on_slabs_and_pencils() {
+    let mut b = Boundaries::channel(2);
+    b.faces[1] = [
+        Boundary::WALL,
+        Boundary::NoSlip {
+            velocity: [0.3, 0.0, 0.1],
+        },
+    ];
+    let mut c = config([9, 10, 12], b, Viscous::CrankNicolson);
+    c.driving = Driving::FlowRate {
+        axis: 0,
+        bulk_velocity: Signal::Constant(0.7),
+    };
+    type Figures = (Vec<f64>, Vec<Vec<[f64; 5]>>);
+    let figures = |solver: &mut FluidSolver| -> Figures {
+        fields(solver, HelmholtzMethod::Auto, 3, false);
+        let mut work = Vec::new();
+        let mut scalars = vec![
+            solver.kinetic_energy(),
+            solver.mean_velocity(0),
+            solver.mean_velocity(1),
+            solver.max_divergence(&mut work),
+            solver.cfl(0.01),
+            solver.held_flow_rate().unwrap(),
+        ];
+        for (axis, side) in [(2, 0), (2, 1), (1, 0), (1, 1)] {
+            for c in 0..3 {
+                scalars.extend(solver.wall_shear_stress(axis, side, c));
+            }
+        }
+        let profiles = (0..3).map(|axis| solver.profiles(axis)).collect();
+        (scalars, profiles)
+    };
+    let mut serial = FluidSolver::new(c.clone()).unwrap();
+    let expected = figures(&mut serial);
+    assert_eq!(expected.0.len(), 6 + 8, "every wall's stresses");
+    for dims in [[1, 3], [2, 1], [3, 1], [2, 2], [4, 1]] {
+        let results = LocalGroup::run(dims[0] * dims[1], |comm| {
+            let mut solver = FluidSolver::on_process_grid(c.clone(), comm, dims).unwrap();
+            figures(&mut solver)
+        });
+        for (rank, got) in results.into_iter().enumerate() {
+            assert!(
+                got == expected,
+                "rank {rank} of {dims:?}: the figures {:?} differ from the serial {:?}",
+                got.0,
+                expected.0
+            );
+        }
+    }
 }

@@ -14,6 +14,8 @@ use std::path::Path;
 /// with profiles across the walls, and a periodic Taylor–Green box with profiles along x.
 const CHANNEL: &str = include_str!("../../../examples/mpi-channel.toml");
 const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
+/// A flat duct whose ranks split y as well as z beyond 2 ranks (pencils).
+const PENCILS: &str = include_str!("../../../examples/mpi-pencils.toml");
 /// Fibers of odd and even bead counts in shear, conjugate-gradient multipliers.
 const FIBERS: &str = include_str!("../../../examples/mpi-fibers.toml");
 /// Spheres poured onto a floor, split along x, Hertz contacts with shear history, velocity Verlet.
@@ -46,7 +48,11 @@ fn read(path: &Path) -> String {
 
 #[test]
 fn a_run_on_one_to_four_ranks_writes_the_serial_figures() {
-    for (text, cells) in [(CHANNEL, "0 16 0 12 0 21"), (BOX, "0 16 0 16 0 15")] {
+    for (text, cells) in [
+        (CHANNEL, "0 16 0 12 0 21"),
+        (BOX, "0 16 0 16 0 15"),
+        (PENCILS, "0 16 0 13 0 5"),
+    ] {
         let (text, scene) = scene(text);
         let serial = tempfile::tempdir().unwrap();
         let Scene::Fluid(fluid) = &scene else {
@@ -127,6 +133,33 @@ fn a_distributed_run_resumes_on_any_number_of_ranks() {
     sim.run(Some(0.2), &mut |_| {}).unwrap();
     run_on(2, &text, &scene, serial.path(), true, None);
     assert_eq!(read(&serial.path().join("diagnostics.csv")), expected);
+}
+
+#[test]
+fn a_run_in_pencils_resumes_on_any_process_grid() {
+    // 4 ranks: 2 x 2 blocks of y rows and z planes; 3: 3 x 1; 2: slabs; 1: the whole grid.
+    let (text, scene) = scene(PENCILS);
+    let whole = tempfile::tempdir().unwrap();
+    run_on(4, &text, &scene, whole.path(), false, None);
+    let expected = read(&whole.path().join("diagnostics.csv"));
+    for (stopped_on, resumed_on) in [(4, 3), (4, 2), (3, 4), (2, 4), (4, 1)] {
+        let legs = tempfile::tempdir().unwrap();
+        run_on(stopped_on, &text, &scene, legs.path(), false, Some(0.2));
+        if resumed_on == 1 {
+            let Scene::Fluid(fluid) = &scene else {
+                unreachable!()
+            };
+            let mut sim = simulation(fluid, &text, legs.path(), true).unwrap();
+            sim.run(None, &mut |_| {}).unwrap();
+        } else {
+            run_on(resumed_on, &text, &scene, legs.path(), true, None);
+        }
+        assert_eq!(
+            read(&legs.path().join("diagnostics.csv")),
+            expected,
+            "stopped on {stopped_on} ranks, resumed on {resumed_on}"
+        );
+    }
 }
 
 #[test]

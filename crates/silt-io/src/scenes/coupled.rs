@@ -508,7 +508,7 @@ impl CoupledScene {
                 bulk_velocity: silt_fluid::Signal::Constant(0.0),
             };
         }
-        let solver = fluid.solver_on(comm)?;
+        let solver = fluid.solver_on_slabs(comm)?;
         let mut coupled = CoupledParticles::new(
             dem,
             fluid.config.grid,

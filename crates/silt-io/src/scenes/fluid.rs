@@ -8,6 +8,7 @@ use super::{SceneFile, SceneKind};
 use crate::run::RunSettings;
 use serde::Deserialize;
 use silt_fluid::boundary::InflowProfile;
+use silt_fluid::decomposition::Decomposition;
 pub use silt_fluid::initial::InitialCondition;
 use silt_fluid::model::{FluidModel, AXIS_NAMES, FACE_NAMES};
 use silt_fluid::scales::{reynolds_number, speed_scale};
@@ -293,10 +294,44 @@ impl FluidScene {
         self.solver_on(&silt_parallel::SingleRank::comm())
     }
 
-    /// This rank's part of [`FluidScene::solver`] on the ranks of `comm` (slabs of z planes).
+    /// This rank's part of [`FluidScene::solver`] on the ranks of `comm`: slabs of z planes while
+    /// every rank keeps 2 planes, else pencils of x lines on the most even process grid that fits
+    /// (`Decomposition::process_grid`, the rule a restart uses to cut the pieces).
     pub fn solver_on(&self, comm: &silt_parallel::Comm) -> Result<FluidSolver, SceneError> {
+        let ranks = comm.size();
+        let cells = self.config.grid.cells;
+        let dims = Decomposition::process_grid(ranks, cells, 2).ok_or_else(|| {
+            self.keys().error(
+                "fluid.cells",
+                format!(
+                    "the fluid's {} x {} x {} cells cannot be split among {ranks} ranks: a rank \
+                     needs at least 2 rows (y) and 2 planes (z) of cells, and p_y x p_z ranks at \
+                     most {} x {} (use at most {} ranks in slabs, or a count that factors so)",
+                    cells[0],
+                    cells[1],
+                    cells[2],
+                    (cells[1] / 2).min(cells[0]),
+                    (cells[2] / 2).min(cells[1]),
+                    (cells[2] / 2).min(cells[0])
+                ),
+            )
+        })?;
+        self.solver_with(comm, dims)
+    }
+
+    /// This rank's part of [`FluidScene::solver`] in slabs of z planes (the coupled scenes, whose
+    /// spheres are split with the slabs).
+    pub fn solver_on_slabs(&self, comm: &silt_parallel::Comm) -> Result<FluidSolver, SceneError> {
+        self.solver_with(comm, [1, comm.size()])
+    }
+
+    fn solver_with(
+        &self,
+        comm: &silt_parallel::Comm,
+        dims: [usize; 2],
+    ) -> Result<FluidSolver, SceneError> {
         let keys = self.keys();
-        let mut solver = FluidSolver::distributed(self.config.clone(), comm.clone())
+        let mut solver = FluidSolver::on_process_grid(self.config.clone(), comm.clone(), dims)
             .map_err(|message| keys.error(solver_error_key(&message), message))?;
         self.initial.apply(&mut solver);
         if let TimeStep::Fixed(dt) = self.config.time_step {
