@@ -18,6 +18,12 @@ use silt_parallel::{block, Comm, SingleRank};
 use crate::boundary::{Boundaries, Boundary};
 use crate::grid::{Field, Grid};
 
+/// The planes of cells per rank below which a distributed fluid splits y as well as z (pencils
+/// instead of slabs; the fluid scenes' rule, [`Decomposition::process_grid`]). A slab of 2 or 3
+/// planes sends more halo values per step than it holds (11 layers per stage); the projection of
+/// `silt bench mpi` puts the crossing between 2 and 16 planes per rank for a 1024^3 channel.
+pub const MIN_SLAB_PLANES: usize = 4;
+
 /// This rank's block of the grid, its boundaries and its neighbours.
 #[derive(Clone, Debug)]
 pub struct Decomposition {
@@ -529,20 +535,43 @@ impl Decomposition {
         let blocks: Vec<Vec<f64>> = if py == 1 {
             vec![row_sums.to_vec()]
         } else {
+            // Point to point with the other ranks of the process-grid row: first how many rows
+            // each holds, then the rows.
             let b = me / py;
-            let outgoing: Vec<Vec<f64>> = (0..self.comm.size())
-                .map(|r| {
-                    if r / py == b && r != me {
+            let peers: Vec<usize> = (0..py).map(|q| q + py * b).filter(|&r| r != me).collect();
+            let length = [row_sums.len() as f64];
+            let mut lengths = vec![[0.0]; peers.len()];
+            {
+                let sends: Vec<(usize, u16, &[f64])> =
+                    peers.iter().map(|&r| (r, ROW_SUMS, &length[..])).collect();
+                let mut receives: Vec<(usize, u16, &mut [f64])> = peers
+                    .iter()
+                    .zip(lengths.iter_mut())
+                    .map(|(&r, l)| (r, ROW_SUMS, &mut l[..]))
+                    .collect();
+                self.comm.exchange(&sends, &mut receives);
+            }
+            let mut incoming: Vec<Vec<f64>> =
+                lengths.iter().map(|l| vec![0.0; l[0] as usize]).collect();
+            {
+                let sends: Vec<(usize, u16, &[f64])> =
+                    peers.iter().map(|&r| (r, ROW_SUMS + 1, row_sums)).collect();
+                let mut receives: Vec<(usize, u16, &mut [f64])> = peers
+                    .iter()
+                    .zip(incoming.iter_mut())
+                    .map(|(&r, rows)| (r, ROW_SUMS + 1, &mut rows[..]))
+                    .collect();
+                self.comm.exchange(&sends, &mut receives);
+            }
+            let mut incoming = incoming.into_iter();
+            (0..py)
+                .map(|q| {
+                    if q + py * b == me {
                         row_sums.to_vec()
                     } else {
-                        Vec::new()
+                        incoming.next().expect("one block per peer")
                     }
                 })
-                .collect();
-            let mut incoming = silt_parallel::all_to_all_vecs(self.comm.as_ref(), &outgoing);
-            incoming[me] = row_sums.to_vec();
-            (0..py)
-                .map(|q| std::mem::take(&mut incoming[q + py * b]))
                 .collect()
         };
         let count = groups * planes;
@@ -567,6 +596,9 @@ impl Decomposition {
     }
 }
 
+/// Message tags of the rows' sums (lengths, then values).
+const ROW_SUMS: u16 = 0x7a21;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -585,6 +617,10 @@ mod tests {
         // 512 ranks on 1024^3: slabs of 2 planes; 4,096 ranks: 64 x 64 pencils.
         assert_eq!(grid(512, [1024; 3], 2), Some([1, 512]));
         assert_eq!(grid(4096, [1024; 3], 2), Some([64, 64]));
+        // The fluid scenes' rule: slabs of at least 4 planes.
+        assert_eq!(grid(512, [1024; 3], MIN_SLAB_PLANES), Some([16, 32]));
+        assert_eq!(grid(256, [1024; 3], MIN_SLAB_PLANES), Some([1, 256]));
+        assert_eq!(grid(4, [16, 16, 15], MIN_SLAB_PLANES), Some([2, 2]));
         // A prime count beyond the slabs, and a grid too thin for any split.
         assert_eq!(grid(11, [16, 16, 15], 2), None);
         assert_eq!(grid(2, [16, 3, 3], 2), None);

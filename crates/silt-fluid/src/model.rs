@@ -2,7 +2,7 @@
 //! shortened to land on the times the run loop asks for), the cell-centred fields as an image, global
 //! figures as diagnostics and plane-averaged profiles.
 
-use crate::decomposition::Decomposition;
+use crate::decomposition::{Decomposition, MIN_SLAB_PLANES};
 use crate::solver::NoForcing;
 use crate::{Boundary, Driving, Field, FluidSolver, FluidState, Grid, TimeStep};
 use silt_core::model::{
@@ -257,7 +257,7 @@ impl Model for FluidModel {
         load: &mut dyn FnMut(usize) -> Result<FluidState, String>,
     ) -> Option<Result<FluidState, String>> {
         let cells = self.solver.config.grid.cells;
-        let Some(dims) = Decomposition::process_grid(ranks, cells, 2) else {
+        let Some(dims) = Decomposition::process_grid(ranks, cells, MIN_SLAB_PLANES) else {
             return Some(Err(format!(
                 "no process grid of {ranks} ranks fits the grid of {cells:?} cells"
             )));

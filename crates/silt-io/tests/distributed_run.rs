@@ -137,7 +137,7 @@ fn a_distributed_run_resumes_on_any_number_of_ranks() {
 
 #[test]
 fn a_run_in_pencils_resumes_on_any_process_grid() {
-    // 4 ranks: 2 x 2 blocks of y rows and z planes; 3: 3 x 1; 2: slabs; 1: the whole grid.
+    // 4 ranks: 2 x 2 blocks of y rows and z planes; 3: 3 x 1; 2: 2 x 1; 1: the whole grid.
     let (text, scene) = scene(PENCILS);
     let whole = tempfile::tempdir().unwrap();
     run_on(4, &text, &scene, whole.path(), false, None);

@@ -770,14 +770,27 @@ impl MpiBenchReport {
 
 /// The projected efficiency of the 1024^3 channel and of the seed's sheared bed (its fluid, at
 /// D/h = 22.7: 256 x 128 x 368 cells) at 64, 512 and 4,096 cores, from the measured compute rate.
+/// The planes per rank below which a fluid scene's ranks split y as well (the rule of
+/// `silt_io`'s fluid scenes, passed to `Decomposition::process_grid`).
+pub const MIN_SLAB_PLANES: usize = silt_fluid::decomposition::MIN_SLAB_PLANES;
+
+/// The most even `[p_y, p_z]` with `p_y · p_z = ranks` (`p_y <= p_z`).
+fn even_grid(ranks: usize) -> [usize; 2] {
+    let mut py = (ranks as f64).sqrt() as usize;
+    while py > 1 && !ranks.is_multiple_of(py) {
+        py -= 1;
+    }
+    [py.max(1), ranks / py.max(1)]
+}
+
 pub fn projection_table(seconds_per_cell_step: f64, network: &Network) -> String {
     let mut out = format!(
         "\nProjected parallel efficiency (a model: measured compute rate {:.3e} s per cell-step on one \
          core, ideal compute scaling; network {:.0} us per message, {:.1} GB/s per node of {} cores \
          into the network, {:.0} GB/s between a node's ranks; the efficiency is the compute time over \
          compute + communication, without overlap)\n\n\
-         | problem | solves/step | cores | Silt slabs: ranks x threads | Silt: comm s/step | Silt efficiency | CaNS pencils model: efficiency |\n\
-         |---|---|---|---|---|---|---|\n",
+         | problem | solves/step | cores | Silt slabs: ranks x threads | slabs: comm s/step | slabs: efficiency | Silt pencils: p_y x p_z | pencils: comm s/step | pencils: efficiency | Silt's choice (`process_grid`) | CaNS pencils model: efficiency |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
         seconds_per_cell_step,
         network.latency * 1e6,
         network.node_bandwidth / 1e9,
@@ -801,12 +814,37 @@ pub fn projection_table(seconds_per_cell_step: f64, network: &Network) -> String
         for cores in [64, 512, 4096] {
             let slabs = project_slabs(cells, cores, seconds_per_cell_step, solves, network);
             let pencils = project_pencils(cells, cores, seconds_per_cell_step, solves, network);
+            let dims = even_grid(cores);
+            let silt_pencils =
+                project_silt_pencils(cells, dims, seconds_per_cell_step, solves, network);
+            let choice = match silt_fluid::decomposition::Decomposition::process_grid(
+                cores,
+                cells,
+                crate::bench_mpi::MIN_SLAB_PLANES,
+            ) {
+                Some([1, _]) => format!("slabs {:.2}", slabs.efficiency),
+                Some([py, pz]) => {
+                    let chosen = project_silt_pencils(
+                        cells,
+                        [py, pz],
+                        seconds_per_cell_step,
+                        solves,
+                        network,
+                    );
+                    format!("{py} x {pz} pencils {:.2}", chosen.efficiency)
+                }
+                None => "none fits".into(),
+            };
             out.push_str(&format!(
-                "| {name} | {solves} | {cores} | {} x {} | {:.3} | {:.2} | {:.2} |\n",
+                "| {name} | {solves} | {cores} | {} x {} | {:.3} | {:.2} | {} x {} | {:.3} | {:.2} | {choice} | {:.2} |\n",
                 slabs.ranks,
                 slabs.threads,
                 slabs.communication,
                 slabs.efficiency,
+                dims[0],
+                dims[1],
+                silt_pencils.communication,
+                silt_pencils.efficiency,
                 pencils.efficiency
             ));
         }
@@ -844,6 +882,23 @@ mod tests {
         assert_eq!((p.ranks, p.threads), (512, 8));
         let bed = project_slabs([256, 128, 368], 512, 1e-7, 12, &Network::default());
         assert_eq!((bed.ranks, bed.threads), (184, 3));
+    }
+
+    #[test]
+    fn silt_pencils_cost_nothing_on_one_rank_and_split_their_transposes() {
+        let net = Network::default();
+        let one = project_silt_pencils([256, 256, 256], [1, 1], 1e-7, 3, &net);
+        assert_eq!((one.communication, one.efficiency), (0.0, 1.0));
+        // 4 x 4 ranks: each solve moves 3/4 of the pencil within the row and 3/4 within the
+        // column, each way; 33 halo exchanges of two rows and two planes.
+        let p = project_silt_pencils([256, 256, 256], [4, 4], 1e-7, 3, &net);
+        let pencil = 8.0 * 256f64.powi(3) / 16.0;
+        let faces = 2.0 * 8.0 * 256.0 * 64.0 * 2.0;
+        let expected = 3.0 * 2.0 * pencil * 1.5 + 33.0 * faces;
+        assert!((p.bytes_per_rank - expected).abs() < 1.0, "{p:?}");
+        assert!(p.efficiency < 1.0 && p.efficiency > 0.0);
+        assert_eq!(even_grid(512), [16, 32]);
+        assert_eq!(even_grid(7), [1, 7]);
     }
 
     #[test]
@@ -979,6 +1034,76 @@ pub fn project_slabs(
         compute,
         communication,
         bytes_per_rank,
+        efficiency: compute / (compute + communication),
+    }
+}
+
+/// The model of Silt's pencils (`silt_fluid::pencil_solver`) on a process grid `dims = [p_y, p_z]`
+/// of `cores` ranks (one per core): each solve transposes within the process-grid row (p_y ranks)
+/// and within the column (p_z ranks), each way, each an exchange of the rank's pencil ((p - 1)/p
+/// of it); each of the 3 stages sends 11 halo layers to each of its 4 neighbours (rows of
+/// `n_x · n_z / p_z`, planes of `n_x · n_y / p_y` values) and makes 4 reductions (the rows' sums
+/// within the row, then a gather: 2 (p_y - 1) + log2 P latencies). The ranks of a row sit on one
+/// node while it fits (consecutive ranks).
+pub fn project_silt_pencils(
+    cells: [usize; 3],
+    dims: [usize; 2],
+    seconds_per_cell_step: f64,
+    solves: usize,
+    network: &Network,
+) -> Projection {
+    let [py, pz] = dims;
+    let cores = py * pz;
+    let n = cells.iter().product::<usize>() as f64;
+    let p = cores as f64;
+    let ranks_per_node = network.cores_per_node.min(cores) as f64;
+    let pencil_bytes = 8.0 * n / p;
+    let transpose = |group: usize, remote: f64| {
+        if group > 1 {
+            let g = group as f64;
+            (g - 1.0) * network.latency
+                + network.transfer(pencil_bytes * (g - 1.0) / g, remote, ranks_per_node)
+        } else {
+            0.0
+        }
+    };
+    // A row spans p_y consecutive ranks; a column's ranks are p_y apart.
+    let row_remote = ((py as f64 - ranks_per_node) / py as f64).max(0.0);
+    let column_remote = if (py as f64) < ranks_per_node {
+        ((pz as f64 - ranks_per_node / py as f64) / pz as f64).max(0.0)
+    } else {
+        1.0
+    };
+    let per_solve = 2.0 * (transpose(py, row_remote) + transpose(pz, column_remote));
+    let row_face = 8.0 * (cells[0] * cells[2]) as f64 / pz as f64;
+    let plane_face = 8.0 * (cells[0] * cells[1]) as f64 / py as f64;
+    let neighbours = 2.0 * (usize::from(py > 1) + usize::from(pz > 1)) as f64;
+    let face_bytes =
+        if py > 1 { 2.0 * row_face } else { 0.0 } + if pz > 1 { 2.0 * plane_face } else { 0.0 };
+    let halos = if cores > 1 {
+        3.0 * 11.0
+            * (neighbours * network.latency + network.transfer(face_bytes, 0.5, ranks_per_node))
+    } else {
+        0.0
+    };
+    let reductions = if cores > 1 {
+        3.0 * 4.0 * (2.0 * (py as f64 - 1.0) + p.log2().ceil()) * network.latency
+    } else {
+        0.0
+    };
+    let communication = solves as f64 * per_solve + halos + reductions;
+    let compute = seconds_per_cell_step * n / p;
+    Projection {
+        cores,
+        ranks: cores,
+        threads: 1,
+        compute,
+        communication,
+        bytes_per_rank: solves as f64
+            * 2.0
+            * pencil_bytes
+            * ((py as f64 - 1.0) / py as f64 + (pz as f64 - 1.0) / pz as f64)
+            + 3.0 * 11.0 * face_bytes,
         efficiency: compute / (compute + communication),
     }
 }

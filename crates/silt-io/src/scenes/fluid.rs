@@ -8,7 +8,7 @@ use super::{SceneFile, SceneKind};
 use crate::run::RunSettings;
 use serde::Deserialize;
 use silt_fluid::boundary::InflowProfile;
-use silt_fluid::decomposition::Decomposition;
+use silt_fluid::decomposition::{Decomposition, MIN_SLAB_PLANES};
 pub use silt_fluid::initial::InitialCondition;
 use silt_fluid::model::{FluidModel, AXIS_NAMES, FACE_NAMES};
 use silt_fluid::scales::{reynolds_number, speed_scale};
@@ -300,7 +300,7 @@ impl FluidScene {
     pub fn solver_on(&self, comm: &silt_parallel::Comm) -> Result<FluidSolver, SceneError> {
         let ranks = comm.size();
         let cells = self.config.grid.cells;
-        let dims = Decomposition::process_grid(ranks, cells, 2).ok_or_else(|| {
+        let dims = Decomposition::process_grid(ranks, cells, MIN_SLAB_PLANES).ok_or_else(|| {
             self.keys().error(
                 "fluid.cells",
                 format!(
