@@ -35,7 +35,9 @@ use crate::particles::Particles;
 use crate::system::{DemCheckpoint, DemSystem};
 use crate::Vec3;
 
-/// Slabs of the box along one axis, one per rank in order: equal, or blocks of a grid's cells.
+/// Slabs of the box along one axis, one per rank in order: equal, or blocks of a grid's cells; or
+/// blocks of two such splits along two axes ([`Slabs::blocks`]: rank `a + count · b` holds slab `a`
+/// of the first and slab `b` of the second).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Slabs {
     pub axis: usize,
@@ -46,6 +48,8 @@ pub struct Slabs {
     /// Slabs of whole cells of this width instead of equal ones: rank `r` holds cells
     /// `first_cells[r]..first_cells[r + 1]` (the last entry is the number of cells).
     pub cells: Option<(f64, Vec<usize>)>,
+    /// The split across a second axis, for blocks.
+    pub across: Option<Box<Slabs>>,
 }
 
 impl Slabs {
@@ -58,7 +62,27 @@ impl Slabs {
             periodic: domain.periodic[axis],
             count,
             cells: None,
+            across: None,
         }
+    }
+
+    /// Blocks of two splits along different axes: rank `a + first.count · b` holds slab `a` of
+    /// `first` and slab `b` of `second` (the fluid's process grid: `first` along y, `second` along
+    /// z).
+    pub fn blocks(first: Slabs, second: Slabs) -> Self {
+        assert!(
+            first.across.is_none() && second.across.is_none() && first.axis != second.axis,
+            "Slabs::blocks: two one-axis splits along different axes"
+        );
+        Slabs {
+            across: Some(Box::new(second)),
+            ..first
+        }
+    }
+
+    /// The number of ranks (slabs, or blocks).
+    pub fn ranks(&self) -> usize {
+        self.count * self.across.as_ref().map_or(1, |a| a.count)
     }
 
     /// The slabs of a grid's cells of width `spacing` along `axis`, the first starting at `origin`, rank
@@ -80,8 +104,18 @@ impl Slabs {
         }
     }
 
-    /// The slab (rank) holding position `x` (the end slabs also hold what lies beyond the box).
+    /// The slab or block (rank) holding position `x` (the end slabs also hold what lies beyond the
+    /// box).
     pub fn owner(&self, x: Vec3) -> usize {
+        let own = self.owner_along(x);
+        match &self.across {
+            Some(across) => own + self.count * across.owner(x),
+            None => own,
+        }
+    }
+
+    /// The slab along this split's own axis holding position `x`.
+    fn owner_along(&self, x: Vec3) -> usize {
         if let Some((spacing, first_cells)) = &self.cells {
             let cells = first_cells[self.count] as isize;
             let cell = ((x[self.axis] - self.min) / spacing).floor() as isize;
@@ -110,9 +144,19 @@ impl Slabs {
         (at(r), at(r + 1))
     }
 
-    /// Distance along the axis from `x` to slab `r` (0 inside; through the periodic sides where
-    /// that is shorter).
+    /// Distance from `x` to slab or block `r`: along the axis (0 inside; through the periodic sides
+    /// where that is shorter); for blocks the larger of the two axes' (at most the true distance, so
+    /// a ghost layer of that thickness holds every sphere within it).
     pub fn distance(&self, r: usize, x: Vec3) -> f64 {
+        match &self.across {
+            Some(across) => self
+                .distance_along(r % self.count, x)
+                .max(across.distance(r / self.count, x)),
+            None => self.distance_along(r, x),
+        }
+    }
+
+    fn distance_along(&self, r: usize, x: Vec3) -> f64 {
         let (lo, hi) = self.bounds(r);
         let c = x[self.axis];
         if (lo..hi).contains(&c) {
@@ -466,7 +510,7 @@ pub fn merge_pieces(pieces: Vec<DemCheckpoint>) -> Result<DemCheckpoint, String>
 /// Where a distribution sends a sphere: its owner, and the ranks whose ghost layer holds it.
 fn destinations(slabs: &Slabs, layer: f64, x: Vec3) -> (usize, impl Iterator<Item = usize> + '_) {
     let owner = slabs.owner(x);
-    let ghosts = (0..slabs.count).filter(move |&r| r != owner && slabs.distance(r, x) < layer);
+    let ghosts = (0..slabs.ranks()).filter(move |&r| r != owner && slabs.distance(r, x) < layer);
     (owner, ghosts)
 }
 
@@ -496,9 +540,9 @@ impl DemSystem {
         }
         assert!(self.halo.is_none(), "DemSystem::distribute: already split");
         assert_eq!(
-            slabs.count,
+            slabs.ranks(),
             comm.size(),
-            "DemSystem::distribute: a slab per rank"
+            "DemSystem::distribute: a slab or block per rank"
         );
         let layer = self.ghost_layer().max(least_layer);
         let me = comm.rank();
@@ -859,6 +903,26 @@ mod tests {
         assert!((slabs.distance(3, at(-0.5)) - 0.5).abs() < 1e-12);
         let walled = Slabs::new(&domain(false), 2, 4);
         assert!((walled.distance(0, at(8.75)) - 7.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn blocks_number_their_ranks_first_along_the_first_axis_and_measure_the_larger_distance() {
+        // The box of `domain` along x and z, 2 x 4 blocks.
+        let d = domain(true);
+        let blocks = Slabs::blocks(Slabs::new(&d, 0, 2), Slabs::new(&d, 2, 4));
+        assert_eq!(blocks.ranks(), 8);
+        let length = d.length();
+        let x_half = d.min[0] + 0.5 * length[0];
+        // Below the middle of x and in the second z slab: rank 0 + 2 x 1.
+        let inside = Vec3::new(x_half - 0.1, 0.5, 2.0);
+        assert_eq!(blocks.owner(inside), 2);
+        assert_eq!(blocks.owner(Vec3::new(x_half + 0.1, 0.5, 2.0)), 3);
+        assert_eq!(blocks.distance(2, inside), 0.0);
+        // Block 3 (the other x half, the same z slab) is 0.1 away; block 0 (the same x half, the
+        // first z slab) 0.5; block 1 (diagonal) the larger of the two.
+        assert!((blocks.distance(3, inside) - 0.1).abs() < 1e-12);
+        assert!((blocks.distance(0, inside) - 0.5).abs() < 1e-12);
+        assert!((blocks.distance(1, inside) - 0.5).abs() < 1e-12);
     }
 
     #[test]

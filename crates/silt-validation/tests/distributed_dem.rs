@@ -115,6 +115,34 @@ fn the_lammps_bed_on_two_to_four_ranks_is_the_serial_bed() {
 }
 
 #[test]
+fn the_lammps_bed_in_blocks_of_two_axes_is_the_serial_bed() {
+    // Blocks across gravity (x and y), and x and z: 2 x 2, 3 x 2 and 2 x 3 ranks; a sphere near a
+    // block's corner is a ghost of the diagonal block too.
+    use silt_dem::distributed::Slabs;
+    let make = || lammps_bed([6, 6, 6]);
+    let steps = 6000;
+    let mut serial = make();
+    for _ in 0..steps {
+        serial.step().unwrap();
+    }
+    let serial = serial_state(&serial);
+    for (counts, axes) in [([2, 2], [0, 1]), ([3, 2], [0, 1]), ([2, 3], [0, 2])] {
+        let split = |system: &mut DemSystem, comm| {
+            let domain = system.domain.clone();
+            let blocks = Slabs::blocks(
+                Slabs::new(&domain, axes[0], counts[0]),
+                Slabs::new(&domain, axes[1], counts[1]),
+            );
+            system.distribute_on(comm, blocks, 0.0);
+        };
+        let how = format!("{} x {} blocks along {axes:?}", counts[0], counts[1]);
+        let distributions =
+            compare_split(&make, &split, steps, counts[0] * counts[1], &serial, &how);
+        assert!(distributions >= 3, "{distributions} distributions, {how}");
+    }
+}
+
+#[test]
 fn the_seed_model_on_two_and_three_ranks_is_the_serial_bed() {
     // A bed settled under the LAMMPS law, continued with the seed's contacts (enduring from the
     // start) under the predictor–corrector with sub-steps.

@@ -1184,12 +1184,12 @@ impl SceneKind for ParticleScene {
         })
     }
 
-    /// Every rank builds the whole system (the same on all) and keeps its slab's spheres and their
-    /// ghosts ([`silt_dem::distributed`]), split along [`split_axis`].
+    /// Every rank builds the whole system (the same on all) and keeps its block's spheres and their
+    /// ghosts ([`silt_dem::distributed`]), split as [`split_blocks`] says.
     fn build_on(&self, comm: &silt_parallel::Comm) -> Result<DemModel, SceneError> {
         let mut model = self.build()?;
-        let axis = split_axis(&model.system.domain, model.system.gravity);
-        model.system.distribute(comm.clone(), axis);
+        let blocks = split_blocks(&model.system.domain, model.system.gravity, comm.size());
+        model.system.distribute_on(comm.clone(), blocks, 0.0);
         Ok(model)
     }
 
@@ -1210,11 +1210,21 @@ impl SceneKind for ParticleScene {
 
     fn describe(&self, model: &DemModel) -> String {
         let split = model.system.halo.as_ref().map_or(String::new(), |h| {
-            format!(
-                ", split along {} into {} slabs",
-                ["x", "y", "z"][h.slabs.axis],
-                h.slabs.count
-            )
+            let axis = |a: usize| ["x", "y", "z"][a];
+            match &h.slabs.across {
+                None => format!(
+                    ", split along {} into {} slabs",
+                    axis(h.slabs.axis),
+                    h.slabs.count
+                ),
+                Some(across) => format!(
+                    ", split into {} x {} blocks along {} and {}",
+                    h.slabs.count,
+                    across.count,
+                    axis(h.slabs.axis),
+                    axis(across.axis)
+                ),
+            }
         });
         format!(
             "{} particles, dt {:e}{split}",
@@ -1224,23 +1234,49 @@ impl SceneKind for ParticleScene {
     }
 }
 
-/// The axis a particle scene is split along on several ranks: the longest of those across gravity
-/// (a bed settles along gravity, so slabs across it stay balanced), or the longest.
-pub fn split_axis(domain: &silt_dem::domain::Domain, gravity: silt_dem::Vec3) -> usize {
+/// The axes a particle scene is split along on several ranks: those across gravity (a bed settles
+/// along gravity, so blocks across it stay balanced), or all three without gravity, longest first.
+pub fn split_axes(domain: &silt_dem::domain::Domain, gravity: silt_dem::Vec3) -> Vec<usize> {
     let length = domain.length();
     let across: Vec<usize> = (0..3).filter(|&a| gravity[a] == 0.0).collect();
-    let candidates = if across.is_empty() || gravity == silt_dem::Vec3::ZERO {
+    let mut candidates = if across.is_empty() || gravity == silt_dem::Vec3::ZERO {
         vec![0, 1, 2]
     } else {
         across
     };
+    // Longest first; equal lengths in axis order.
+    candidates.sort_by(|&a, &b| length[b].total_cmp(&length[a]).then(a.cmp(&b)));
     candidates
-        .into_iter()
-        .fold(None, |best: Option<usize>, a| match best {
-            Some(b) if length[b] >= length[a] => Some(b),
-            _ => Some(a),
-        })
-        .expect("an axis")
+}
+
+/// How a particle scene is split on `ranks` ranks: slabs along the longest axis across gravity, or
+/// blocks along the two longest (`a x b = ranks`), whichever makes the longest side of a piece the
+/// shortest (the most compact pieces: the fewest ghosts); slabs on a tie.
+pub fn split_blocks(
+    domain: &silt_dem::domain::Domain,
+    gravity: silt_dem::Vec3,
+    ranks: usize,
+) -> silt_dem::distributed::Slabs {
+    use silt_dem::distributed::Slabs;
+    let axes = split_axes(domain, gravity);
+    let length = domain.length();
+    let first = axes[0];
+    let Some(&second) = axes.get(1) else {
+        return Slabs::new(domain, first, ranks);
+    };
+    let longest_side =
+        |a: usize, b: usize| (length[first] / a as f64).max(length[second] / b as f64);
+    let mut best = (ranks, 1);
+    for a in (1..=ranks).filter(|a| ranks.is_multiple_of(*a)) {
+        let b = ranks / a;
+        if longest_side(a, b) < longest_side(best.0, best.1) {
+            best = (a, b);
+        }
+    }
+    match best {
+        (a, 1) => Slabs::new(domain, first, a),
+        (a, b) => Slabs::blocks(Slabs::new(domain, first, a), Slabs::new(domain, second, b)),
+    }
 }
 
 /// Contact duration and how it was obtained (see [`contact_time`]).
@@ -1399,4 +1435,58 @@ pub fn report(scene: &ParticleScene, system: &DemSystem) -> String {
         ),
     );
     out
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::split_blocks;
+    use silt_dem::domain::Domain;
+    use silt_dem::Vec3;
+
+    fn box_of(max: [f64; 3]) -> Domain {
+        Domain {
+            min: Vec3::ZERO,
+            max: Vec3::new(max[0], max[1], max[2]),
+            periodic: [true, true, false],
+        }
+    }
+
+    #[test]
+    fn a_bed_is_split_across_gravity_into_the_most_compact_pieces() {
+        let down = Vec3::new(0.0, 0.0, -9.81);
+        // A square column: slabs on 2 and 3 ranks (a tie goes to slabs), 2 x 2 blocks on 4.
+        let square = box_of([7.0, 7.0, 14.0]);
+        let two = split_blocks(&square, down, 2);
+        assert_eq!((two.axis, two.count, two.across.is_none()), (0, 2, true));
+        assert!(split_blocks(&square, down, 3).across.is_none());
+        let four = split_blocks(&square, down, 4);
+        let across = four.across.as_ref().expect("blocks");
+        assert_eq!(
+            (four.axis, four.count, across.axis, across.count),
+            (0, 2, 1, 2)
+        );
+        assert_eq!(four.ranks(), 4);
+        // A long bed along y: slabs along y until the pieces would be longer across.
+        let long = box_of([4.0, 32.0, 3.0]);
+        let eight = split_blocks(&long, down, 8);
+        assert_eq!(
+            (eight.axis, eight.count, eight.across.is_none()),
+            (1, 8, true)
+        );
+        // 16 ranks: 16 x 1 (pieces 2 x 4) ties with 8 x 2 (4 x 2); 32: 16 x 2 (2 x 2).
+        assert!(split_blocks(&long, down, 16).across.is_none());
+        let many = split_blocks(&long, down, 32);
+        let across = many.across.as_ref().expect("blocks");
+        assert_eq!((many.count, across.axis, across.count), (16, 0, 2));
+        // Gravity along x: slabs along z (the longer across it) on 4 ranks, 4 x 2 blocks of z and y
+        // on 8.
+        let sideways = |ranks| split_blocks(&square, Vec3::new(-9.81, 0.0, 0.0), ranks);
+        assert_eq!((sideways(4).axis, sideways(4).across.is_none()), (2, true));
+        let eight = sideways(8);
+        assert_eq!(eight.axis, 2);
+        assert_eq!(
+            eight.across.as_ref().map(|a| (a.axis, a.count)),
+            Some((1, 2))
+        );
+    }
 }
