@@ -18,7 +18,8 @@ const BOX: &str = include_str!("../../../examples/mpi-taylor-green.toml");
 const PENCILS: &str = include_str!("../../../examples/mpi-pencils.toml");
 /// Fibers of odd and even bead counts in shear, conjugate-gradient multipliers.
 const FIBERS: &str = include_str!("../../../examples/mpi-fibers.toml");
-/// Spheres poured onto a floor, split along x, Hertz contacts with shear history, velocity Verlet.
+/// Spheres poured onto a floor, split across gravity (slabs along x, or 2 x 2 blocks on 4 ranks), Hertz
+/// contacts with shear history, velocity Verlet.
 const BED: &str = include_str!("../../../examples/mpi-bed.toml");
 /// The seed's sheared bed, small: settled dry, mobilised, held at its flow rate (eq. 32).
 const SHEARED_BED: &str = include_str!("../../../examples/mpi-sheared-bed.toml");
