@@ -304,7 +304,7 @@ impl PencilSolver {
             .for_each_init(
                 || (solver.line_work(), vec![0.0; m0 * ny]),
                 |(work, lines), ((plane, y_plane), outgoing)| {
-                    solver.forward_x_lines(plane, lines, ny, work);
+                    solver.forward_lines(0, plane, lines, ny, work);
                     for (jl, line) in lines.chunks_exact(m0).enumerate() {
                         for (il, &v) in line[xs.clone()].iter().enumerate() {
                             y_plane[ya.start + jl + m1 * il] = v;
@@ -322,20 +322,14 @@ impl PencilSolver {
             );
 
         // 2. Within the row: our x slots of the other ranks' y rows.
-        {
-            let sends = whole_blocks(row_out, &to_row, nz);
-            let sends: Vec<(usize, u16, &[f64])> = sends
-                .into_iter()
-                .zip(&row_peers)
-                .map(|(block, &q)| (row_rank(q), ROW_FORTH, &*block))
-                .collect();
-            let mut receives: Vec<(usize, u16, &mut [f64])> = whole_blocks(row_in, &from_row, nz)
-                .into_iter()
-                .zip(&row_peers)
-                .map(|(block, &q)| (row_rank(q), ROW_FORTH, block))
-                .collect();
-            comm.exchange(&sends, &mut receives);
-        }
+        let row_ranks: Vec<usize> = row_peers.iter().map(|&q| row_rank(q)).collect();
+        let column_ranks: Vec<usize> = column_peers.iter().map(|&q| column_rank(q)).collect();
+        trade(
+            comm,
+            ROW_FORTH,
+            labelled(whole_blocks(row_out, &to_row, nz), &row_ranks),
+            labelled(whole_blocks(row_in, &from_row, nz), &row_ranks),
+        );
 
         // 3. y transforms of whole y lines; our y slots into the z pencil, the others' to send.
         y_pencil
@@ -354,7 +348,7 @@ impl PencilSolver {
                             }
                         }
                     }
-                    solver.forward_y_lines(y_plane, lines, nx, work);
+                    solver.forward_lines(1, y_plane, lines, nx, work);
                     for (line, piece) in lines.chunks_exact(m1).zip(z_plane.chunks_exact_mut(nys)) {
                         piece.copy_from_slice(&line[ys.clone()]);
                     }
@@ -370,18 +364,15 @@ impl PencilSolver {
             );
 
         // 4. Within the column: the other ranks' z planes of our y slots (whole z lines).
-        {
-            let sends: Vec<(usize, u16, &[f64])> = whole_blocks(column, &to_column, nz)
-                .into_iter()
-                .zip(&column_peers)
-                .map(|(block, &q)| (column_rank(q), COLUMN_FORTH, &*block))
-                .collect();
-            let mut receives = plane_blocks(z_pencil, z_blocks, cb, nx * nys)
-                .into_iter()
-                .map(|(q, block)| (column_rank(q), COLUMN_FORTH, block))
-                .collect::<Vec<_>>();
-            comm.exchange(&sends, &mut receives);
-        }
+        trade(
+            comm,
+            COLUMN_FORTH,
+            labelled(whole_blocks(column, &to_column, nz), &column_ranks),
+            labelled(
+                plane_blocks(z_pencil, z_blocks, cb, nx * nys),
+                &column_ranks,
+            ),
+        );
 
         // 5. z solves; the singular (λ = 0) column is solved on its own after the sweep.
         let holds_zero_mode = singular && xs.start == 0 && ys.start == 0;
@@ -396,18 +387,15 @@ impl PencilSolver {
         }
 
         // 6. Back within the column: the other ranks' planes of our z lines go to them.
-        {
-            let sends: Vec<(usize, u16, &[f64])> = plane_blocks(z_pencil, z_blocks, cb, nx * nys)
-                .into_iter()
-                .map(|(q, block)| (column_rank(q), COLUMN_BACK, &*block))
-                .collect();
-            let mut receives: Vec<(usize, u16, &mut [f64])> = whole_blocks(column, &to_column, nz)
-                .into_iter()
-                .zip(&column_peers)
-                .map(|(block, &q)| (column_rank(q), COLUMN_BACK, block))
-                .collect();
-            comm.exchange(&sends, &mut receives);
-        }
+        trade(
+            comm,
+            COLUMN_BACK,
+            labelled(
+                plane_blocks(z_pencil, z_blocks, cb, nx * nys),
+                &column_ranks,
+            ),
+            labelled(whole_blocks(column, &to_column, nz), &column_ranks),
+        );
 
         // 7. Whole spectral y lines again, inverse y transforms; our x lines' values of our x
         //    slots into the field, the others' to send.
@@ -432,7 +420,7 @@ impl PencilSolver {
                             line[y_slots[q].clone()].copy_from_slice(piece);
                         }
                     }
-                    solver.inverse_y_lines(y_plane, lines, nx, work);
+                    solver.inverse_lines(1, y_plane, lines, nx, work);
                     for (il, line) in lines.chunks_exact(m1).enumerate() {
                         for (jl, &v) in line[ya.clone()].iter().enumerate() {
                             plane[jl * m0 + xs.start + il] = v;
@@ -450,19 +438,12 @@ impl PencilSolver {
             );
 
         // 8. Back within the row: the other ranks' x slots of our y rows.
-        {
-            let sends: Vec<(usize, u16, &[f64])> = whole_blocks(row_in, &from_row, nz)
-                .into_iter()
-                .zip(&row_peers)
-                .map(|(block, &q)| (row_rank(q), ROW_BACK, &*block))
-                .collect();
-            let mut receives: Vec<(usize, u16, &mut [f64])> = whole_blocks(row_out, &to_row, nz)
-                .into_iter()
-                .zip(&row_peers)
-                .map(|(block, &q)| (row_rank(q), ROW_BACK, block))
-                .collect();
-            comm.exchange(&sends, &mut receives);
-        }
+        trade(
+            comm,
+            ROW_BACK,
+            labelled(whole_blocks(row_in, &from_row, nz), &row_ranks),
+            labelled(whole_blocks(row_out, &to_row, nz), &row_ranks),
+        );
 
         // 9. Whole spectral x lines, inverse x transforms.
         field
@@ -479,11 +460,25 @@ impl PencilSolver {
                             line[x_slots[q].clone()].copy_from_slice(piece);
                         }
                     }
-                    solver.inverse_x_lines(plane, lines, ny, work);
+                    solver.inverse_lines(0, plane, lines, ny, work);
                     plane.copy_from_slice(lines);
                 },
             );
     }
+}
+
+/// Sends each `(rank, block)` of `outgoing` and fills each `(rank, block)` of `incoming` with that
+/// rank's message, all under `tag`.
+fn trade(
+    comm: &Comm,
+    tag: u16,
+    outgoing: Vec<(usize, &mut [f64])>,
+    incoming: Vec<(usize, &mut [f64])>,
+) {
+    let sends: Vec<(usize, u16, &[f64])> = outgoing.iter().map(|(r, b)| (*r, tag, &**b)).collect();
+    let mut receives: Vec<(usize, u16, &mut [f64])> =
+        incoming.into_iter().map(|(r, b)| (r, tag, b)).collect();
+    comm.exchange(&sends, &mut receives);
 }
 
 /// Ranges of the given lengths, one after the other from 0.
@@ -530,22 +525,27 @@ fn whole_blocks<'a>(
 }
 
 /// The blocks of z planes of the other rows of the process grid in a z pencil (`plane_len` values
-/// per plane), with their rows.
+/// per plane), in row order.
 fn plane_blocks<'a>(
     mut pencil: &'a mut [f64],
     z_blocks: &[Range<usize>],
     me: usize,
     plane_len: usize,
-) -> Vec<(usize, &'a mut [f64])> {
+) -> Vec<&'a mut [f64]> {
     let mut out = Vec::with_capacity(z_blocks.len());
     for (q, planes) in z_blocks.iter().enumerate() {
         let (block, rest) = pencil.split_at_mut(planes.len() * plane_len);
         pencil = rest;
         if q != me {
-            out.push((q, block));
+            out.push(block);
         }
     }
     out
+}
+
+/// Each block with the rank it goes to or comes from.
+fn labelled<'a>(blocks: Vec<&'a mut [f64]>, ranks: &[usize]) -> Vec<(usize, &'a mut [f64])> {
+    ranks.iter().copied().zip(blocks).collect()
 }
 
 /// Message tags of the transposes.
@@ -557,18 +557,8 @@ const ROW_BACK: u16 = 0x7a14;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::structured_rhs as rhs;
     use silt_parallel::{LocalGroup, SingleRank};
-
-    /// A reproducible right-hand side with structure on every scale.
-    fn rhs(shape: [usize; 3]) -> Vec<f64> {
-        let n = shape.iter().product::<usize>();
-        (0..n)
-            .map(|i| {
-                let x = i as f64 * 0.618_033_988_749_894_9;
-                (x - x.floor()) - 0.5 + 0.1 * ((i * 7919) % 13) as f64
-            })
-            .collect()
-    }
 
     /// Solves on the process grid `dims` and reassembles the whole field from the pencils.
     fn solve_on(

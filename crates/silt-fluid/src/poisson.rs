@@ -880,60 +880,41 @@ impl SeparableSolver {
         self.tx.inverse_lines(m0, tmp, ld, plane, m0, m1, line);
     }
 
-    /// Forward x transforms of `count` whole x lines `src[l·m0..][..m0]` (clobbered) into
-    /// `dst[l·m0..][..m0]`, as [`Self::forward_plane`] transforms each row (a pencil rank's lines).
-    pub(crate) fn forward_x_lines(
+    /// Forward transforms along `axis` (0: x, 1: y) of `count` whole lines `src[l·m..][..m]`
+    /// (clobbered) into `dst[l·m..][..m]`, as [`Self::forward_plane`] transforms each row and
+    /// column (a pencil rank's lines).
+    pub(crate) fn forward_lines(
         &self,
+        axis: usize,
         src: &mut [f64],
         dst: &mut [f64],
         count: usize,
         work: &mut PlaneWork,
     ) {
-        let m0 = self.m[0];
-        self.tx
-            .forward_lines(m0, src, m0, dst, m0, count, &mut work.line);
+        let (m, transform) = self.line_transform(axis);
+        transform.forward_lines(m, src, m, dst, m, count, &mut work.line);
     }
 
-    /// Forward y transforms of `count` whole y lines `src[l·m1..][..m1]` (clobbered) into
-    /// `dst[l·m1..][..m1]`, as [`Self::forward_plane`] transforms each column.
-    pub(crate) fn forward_y_lines(
-        &self,
-        src: &mut [f64],
-        dst: &mut [f64],
-        count: usize,
-        work: &mut PlaneWork,
-    ) {
-        let m1 = self.m[1];
-        self.ty
-            .forward_lines(m1, src, m1, dst, m1, count, &mut work.line);
-    }
-
-    /// Inverse y transforms of `count` spectral y lines (clobbered) into `dst`, as
+    /// Inverse transforms along `axis` of `count` spectral lines (clobbered) into `dst`, as
     /// [`Self::inverse_plane`] does.
-    pub(crate) fn inverse_y_lines(
+    pub(crate) fn inverse_lines(
         &self,
+        axis: usize,
         src: &mut [f64],
         dst: &mut [f64],
         count: usize,
         work: &mut PlaneWork,
     ) {
-        let m1 = self.m[1];
-        self.ty
-            .inverse_lines(m1, src, m1, dst, m1, count, &mut work.line);
+        let (m, transform) = self.line_transform(axis);
+        transform.inverse_lines(m, src, m, dst, m, count, &mut work.line);
     }
 
-    /// Inverse x transforms of `count` spectral x lines (clobbered) into `dst`, as
-    /// [`Self::inverse_plane`] does.
-    pub(crate) fn inverse_x_lines(
-        &self,
-        src: &mut [f64],
-        dst: &mut [f64],
-        count: usize,
-        work: &mut PlaneWork,
-    ) {
-        let m0 = self.m[0];
-        self.tx
-            .inverse_lines(m0, src, m0, dst, m0, count, &mut work.line);
+    fn line_transform(&self, axis: usize) -> (usize, &LineTransform) {
+        match axis {
+            0 => (self.m[0], &self.tx),
+            1 => (self.m[1], &self.ty),
+            _ => panic!("line transforms along x and y only"),
+        }
     }
 
     /// The factorisation made current by the last [`Self::ensure_factors`].

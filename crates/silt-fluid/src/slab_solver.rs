@@ -335,18 +335,8 @@ const TRANSPOSE_BACK: u16 = 0x7a02;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::structured_rhs as rhs;
     use silt_parallel::{LocalGroup, SingleRank};
-
-    /// A reproducible right-hand side with structure on every scale.
-    fn rhs(shape: [usize; 3]) -> Vec<f64> {
-        let n = shape.iter().product::<usize>();
-        (0..n)
-            .map(|i| {
-                let x = i as f64 * 0.618_033_988_749_894_9;
-                (x - x.floor()) - 0.5 + 0.1 * ((i * 7919) % 13) as f64
-            })
-            .collect()
-    }
 
     /// Solves on `ranks` ranks and reassembles the planes in z order.
     fn solve_on(
