@@ -88,19 +88,23 @@ impl Decomposition {
         let [n0, n1, n2] = grid.cells;
         if n2 < 2 * pz {
             return Err(format!(
-                "the fluid's {n2} cells along z cannot be split among {pz} ranks (a block needs                  at least 2 planes of cells): use at most {} ranks along z",
+                "the fluid's {n2} cells along z cannot be split among {pz} ranks (a block needs \
+                 at least 2 planes of cells): use at most {} ranks along z",
                 n2 / 2
             ));
         }
         if n1 < 2 * py {
             return Err(format!(
-                "the fluid's {n1} cells along y cannot be split among {py} ranks (a block needs                  at least 2 rows of cells): use at most {} ranks along y",
+                "the fluid's {n1} cells along y cannot be split among {py} ranks (a block needs \
+                 at least 2 rows of cells): use at most {} ranks along y",
                 n1 / 2
             ));
         }
         if n0 < py || n1 < pz {
             return Err(format!(
-                "the fluid's {n0} x {n1} cells along x and y cannot be split among {py} x {pz}                  ranks for the pressure solver's y and z lines: use at most {n0} ranks along y                  and {n1} along z"
+                "the fluid's {n0} x {n1} cells along x and y cannot be split among {py} x {pz} \
+                 ranks for the pressure solver's y and z lines: use at most {n0} ranks along y \
+                 and {n1} along z"
             ));
         }
         let faces = boundaries.faces.iter().flatten();
@@ -352,86 +356,12 @@ impl Decomposition {
         self.comm.exchange(&sends, &mut receives);
     }
 
-    /// The planes `window(rank)` (a range of z planes in the unwrapped numbering: `k` stands for
-    /// `k mod m` along a periodic z, else `0 <= k < m`) of a compact array of `m` planes of
-    /// `plane_len` values split among the ranks by `partition` (this rank holds `local`), gathered
-    /// for every rank in one exchange: this rank's window, plane by plane in order. Every rank
-    /// calls it with the same `partition` and `window`.
-    pub fn gather_planes(
-        &self,
-        partition: &[Range<usize>],
-        plane_len: usize,
-        local: &[f64],
-        window: &dyn Fn(usize) -> (isize, isize),
-    ) -> Vec<f64> {
-        let mut out = Vec::new();
-        self.gather_planes_into(partition, plane_len, local, window, &mut out);
-        out
-    }
-
-    /// [`Decomposition::gather_planes`] into `out` (its allocation reused: no new pages per call).
-    pub fn gather_planes_into(
-        &self,
-        partition: &[Range<usize>],
-        plane_len: usize,
-        local: &[f64],
-        window: &dyn Fn(usize) -> (isize, isize),
-        out: &mut Vec<f64>,
-    ) {
-        let m = partition.last().map_or(0, |p| p.end) as isize;
-        let me = self.comm.rank();
-        let ranks = self.comm.size();
-        let owner = |k: isize| -> usize {
-            let plane = k.rem_euclid(m) as usize;
-            partition
-                .iter()
-                .position(|p| p.contains(&plane))
-                .expect("the partition covers every plane")
-        };
-        let mine = &partition[me];
-        let (mut send, mut send_counts) = (Vec::new(), vec![0; ranks]);
-        for (rank, count) in send_counts.iter_mut().enumerate() {
-            let (first, end) = window(rank);
-            for k in first..end {
-                if owner(k) == me {
-                    let at = k.rem_euclid(m) as usize - mine.start;
-                    send.extend_from_slice(&local[at * plane_len..(at + 1) * plane_len]);
-                    *count += plane_len;
-                }
-            }
-        }
-        let (first, end) = window(me);
-        let mut recv_counts = vec![0; ranks];
-        for k in first..end {
-            recv_counts[owner(k)] += plane_len;
-        }
-        let mut received = vec![0.0; recv_counts.iter().sum()];
-        self.comm
-            .all_to_all_v(&send, &send_counts, &mut received, &recv_counts);
-        // Rank r's planes arrive in window order: place them.
-        let mut next: Vec<usize> = recv_counts
-            .iter()
-            .scan(0, |offset, &c| {
-                let start = *offset;
-                *offset += c;
-                Some(start)
-            })
-            .collect();
-        out.clear();
-        out.reserve(received.len());
-        for k in first..end {
-            let r = owner(k);
-            out.extend_from_slice(&received[next[r]..next[r] + plane_len]);
-            next[r] += plane_len;
-        }
-    }
-
     /// The rows `window(rank)` (`[(first row, end), (first plane, end)]` in the unwrapped numbering
     /// of y and z: `j` stands for `j mod m1` on a periodic axis) of a compact array of rows of
-    /// `row_len` values split among the ranks by `blocks` (each rank's `[y rows, z planes]`; this
-    /// rank holds `local`, its rows x fastest then y), gathered for every rank in one exchange:
-    /// this rank's window, row by row (y, then z). Every rank calls it with the same `blocks` and
-    /// `window`.
+    /// `row_len` values split among the ranks by `blocks` (each rank's `[y rows, z planes]` on the
+    /// process grid; this rank holds `local`, its rows x fastest then y), gathered for every rank in
+    /// one exchange: this rank's window, row by row (y, then z). Every rank calls it with the same
+    /// `blocks` and `window`.
     pub fn gather_box(
         &self,
         blocks: &[[Range<usize>; 2]],
@@ -439,43 +369,98 @@ impl Decomposition {
         local: &[f64],
         window: &dyn Fn(usize) -> [(isize, isize); 2],
     ) -> Vec<f64> {
+        let me = self.comm.rank();
+        let [(j0, j1), (k0, k1)] = window(me);
+        let rows = (j1 - j0) as usize;
+        let mut out = vec![0.0; rows * (k1 - k0) as usize * row_len];
+        // This rank's rows wherever the window holds them (a window along a periodic axis may hold
+        // a row more than once).
+        let extent = |axis: usize| blocks.iter().map(|b| b[axis].end).max().unwrap_or(0) as isize;
+        let (m1, m2) = (extent(0), extent(1));
+        let [own_rows, own_planes] = &blocks[me];
+        let mut at = 0;
+        for k in k0..k1 {
+            let k = k.rem_euclid(m2) as usize;
+            for j in j0..j1 {
+                let j = j.rem_euclid(m1) as usize;
+                if own_rows.contains(&j) && own_planes.contains(&k) {
+                    let from =
+                        (j - own_rows.start + own_rows.len() * (k - own_planes.start)) * row_len;
+                    out[at..at + row_len].copy_from_slice(&local[from..from + row_len]);
+                }
+                at += row_len;
+            }
+        }
+        self.fill_window(blocks, row_len, window, &mut out);
+        out
+    }
+
+    /// The rows of this rank's window (`window(me)`, as in [`Decomposition::gather_box`]) that other
+    /// ranks hold, from them, into `target` (the window's rows, y then z); this rank's own rows are
+    /// read from `target` (where it keeps them, at every place its window holds them) for the others'
+    /// windows and left as they are. One exchange; every rank calls it with the same `blocks` and
+    /// `window`.
+    pub fn fill_window(
+        &self,
+        blocks: &[[Range<usize>; 2]],
+        row_len: usize,
+        window: &dyn Fn(usize) -> [(isize, isize); 2],
+        target: &mut [f64],
+    ) {
         let extent = |axis: usize| blocks.iter().map(|b| b[axis].end).max().unwrap_or(0) as isize;
         let (m1, m2) = (extent(0), extent(1));
         let me = self.comm.rank();
         let ranks = self.comm.size();
+        let py = self.dims[0];
+        debug_assert_eq!(blocks.len(), ranks);
+        // The owner of a row: its block of rows among the process grid's first row of ranks, its
+        // block of planes among the first column's.
         let owner = |j: isize, k: isize| -> usize {
             let (j, k) = (j.rem_euclid(m1) as usize, k.rem_euclid(m2) as usize);
-            blocks
-                .iter()
-                .position(|b| b[0].contains(&j) && b[1].contains(&k))
+            let a = (0..py).position(|a| blocks[a][0].contains(&j));
+            let b = (0..ranks / py).position(|b| blocks[py * b][1].contains(&k));
+            a.zip(b)
+                .map(|(a, b)| a + py * b)
                 .expect("the blocks cover every row")
         };
-        let [rows, planes] = &blocks[me];
+        let [own_rows, own_planes] = &blocks[me];
+        let mine = |j: isize, k: isize| {
+            own_rows.contains(&(j.rem_euclid(m1) as usize))
+                && own_planes.contains(&(k.rem_euclid(m2) as usize))
+        };
+        let place = window_place(blocks, window(me));
         let (mut send, mut send_counts) = (Vec::new(), vec![0; ranks]);
         for (rank, count) in send_counts.iter_mut().enumerate() {
+            if rank == me {
+                continue;
+            }
             let [(j0, j1), (k0, k1)] = window(rank);
             for k in k0..k1 {
                 for j in j0..j1 {
-                    if owner(j, k) == me {
-                        let jl = j.rem_euclid(m1) as usize - rows.start;
-                        let kl = k.rem_euclid(m2) as usize - planes.start;
-                        let at = (jl + rows.len() * kl) * row_len;
-                        send.extend_from_slice(&local[at..at + row_len]);
+                    if mine(j, k) {
+                        let at = place(j.rem_euclid(m1) as usize, k.rem_euclid(m2) as usize);
+                        send.extend_from_slice(&target[at * row_len..(at + 1) * row_len]);
                         *count += row_len;
                     }
                 }
             }
         }
         let [(j0, j1), (k0, k1)] = window(me);
+        let mut from = Vec::with_capacity(((j1 - j0) * (k1 - k0)) as usize);
         let mut recv_counts = vec![0; ranks];
         for k in k0..k1 {
             for j in j0..j1 {
-                recv_counts[owner(j, k)] += row_len;
+                let r = owner(j, k);
+                from.push(r);
+                if r != me {
+                    recv_counts[r] += row_len;
+                }
             }
         }
         let mut received = vec![0.0; recv_counts.iter().sum()];
         self.comm
             .all_to_all_v(&send, &send_counts, &mut received, &recv_counts);
+        // Rank r's rows arrive in window order: place them.
         let mut next: Vec<usize> = recv_counts
             .iter()
             .scan(0, |offset, &c| {
@@ -484,15 +469,13 @@ impl Decomposition {
                 Some(start)
             })
             .collect();
-        let mut out = Vec::with_capacity(received.len());
-        for k in k0..k1 {
-            for j in j0..j1 {
-                let r = owner(j, k);
-                out.extend_from_slice(&received[next[r]..next[r] + row_len]);
+        for (at, &r) in from.iter().enumerate() {
+            if r != me {
+                target[at * row_len..(at + 1) * row_len]
+                    .copy_from_slice(&received[next[r]..next[r] + row_len]);
                 next[r] += row_len;
             }
         }
-        out
     }
 
     /// The low ghost layer of `field` along `axis` (1 or 2) only, from the low neighbour (its last
@@ -593,6 +576,24 @@ impl Decomposition {
             return value;
         }
         self.comm.max(value)
+    }
+}
+
+/// Where row `j` of plane `k` (the domain's indices, wrapped) lies among the rows of a window
+/// `[(first row, end), (first plane, end)]` (unwrapped, as [`Decomposition::gather_box`] takes it;
+/// `blocks` give the domain's rows and planes): its index, row by row (y, then z); the first place
+/// within the domain's length of the window's start where a window holds a row more than once.
+fn window_place(
+    blocks: &[[Range<usize>; 2]],
+    [(j0, j1), (k0, _)]: [(isize, isize); 2],
+) -> impl Fn(usize, usize) -> usize {
+    let extent = |axis: usize| blocks.iter().map(|b| b[axis].end).max().unwrap_or(0) as isize;
+    let (m1, m2) = (extent(0), extent(1));
+    let rows = j1 - j0;
+    move |j, k| {
+        let jl = (j as isize - j0).rem_euclid(m1);
+        let kl = (k as isize - k0).rem_euclid(m2);
+        (jl + rows * kl) as usize
     }
 }
 

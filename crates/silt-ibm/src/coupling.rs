@@ -122,9 +122,9 @@ impl CoupledParticles {
         let moving: Vec<(Vec3, f64)> = (0..p.len()).filter(|&i| !at_rest(i)).map(sphere).collect();
         let mut phi = still_phi.clone();
         crate::profiles::add_solid_fraction(layout, &moving, &mut phi);
-        // Along z on a rank's slab, the plane above its last (wrapped), as its owner computes it: every
+        // Along z on a rank's block, the plane above its last (wrapped), as its owner computes it: every
         // rank knows every sphere.
-        let above = (axis == 2 && self.forcing.slab.is_some()).then(|| {
+        let above = (axis == 2 && self.forcing.rank_block.is_some()).then(|| {
             let mut plane = layout.clone();
             let n = self.forcing.layout.grid.cells[2];
             plane.grid.offset[2] = (plane.grid.offset[2] + plane.grid.cells[2]) % n;
@@ -165,7 +165,7 @@ impl CoupledParticles {
         }
     }
 
-    /// Splits the spheres among the ranks of the fluid's `decomposition` as its slabs split the cells
+    /// Splits the spheres among the ranks of the fluid's `decomposition` as its blocks split the cells
     /// (each sphere owned by the rank of its centre's cell, with ghosts as far as its markers and
     /// their neighbours reach), and the forcing with them. Nothing on one rank. Collective.
     pub fn distribute(&mut self, decomposition: &silt_fluid::decomposition::Decomposition) {
@@ -176,15 +176,31 @@ impl CoupledParticles {
         let grid = self.forcing.layout.grid;
         let h = grid.spacing;
         let dem = &mut self.dem;
-        let slabs = silt_dem::distributed::Slabs::of_cells(
-            &dem.domain,
+        // The fluid's blocks of cells: rank a + p_y b holds rows block a and planes block b.
+        let [py, pz] = decomposition.dims();
+        let along = |axis: usize, blocks: Vec<std::ops::Range<usize>>| {
+            silt_dem::distributed::Slabs::of_cells(
+                &dem.domain,
+                axis,
+                (grid.origin[axis], h),
+                &blocks,
+            )
+        };
+        let planes = along(
             2,
-            (grid.origin[2], h),
-            decomposition.all_slabs(),
+            (0..pz)
+                .map(|b| decomposition.all_slabs()[py * b].clone())
+                .collect(),
         );
-        // A sphere may move this far from its slab before the next distribution.
+        let slabs = if py == 1 {
+            planes
+        } else {
+            let rows = along(1, decomposition.all_rows()[..py].to_vec());
+            silt_dem::distributed::Slabs::blocks(rows, planes)
+        };
+        // A sphere may move this far from its block before the next distribution.
         let allowance = silt_dem::distributed::GHOST_ALLOWANCE * dem.neighbors.skin;
-        // A rank forces with the markers of the spheres within R + 6 h of its slab, each disabled
+        // A rank forces with the markers of the spheres within R + 6 h of its block, each disabled
         // where it comes within R + R' + 3 h of another's: both spheres must be among its ghosts.
         let largest = dem.particles.max_radius();
         let reach = 3.0 * largest + 10.0 * h + 2.0 * allowance;
@@ -431,12 +447,12 @@ impl CoupledParticles {
         let layout = &self.forcing.layout;
         // On a rank of a distributed run: its own spheres, from its window arrays of the forced
         // velocity (they hold every point inside its spheres), gathered below.
-        let rank_slab = self.forcing.slab.as_ref();
-        let forced: [&[f64]; 3] = std::array::from_fn(|c| match rank_slab {
-            Some(slab) => slab.values[c].as_slice(),
+        let rank_block = self.forcing.rank_block.as_ref();
+        let forced: [&[f64]; 3] = std::array::from_fn(|c| match rank_block {
+            Some(rank_block) => rank_block.values[c].as_slice(),
             None => increment[c].as_slice(),
         });
-        let windows = rank_slab.map(|slab| std::array::from_fn(|c| slab.window(c)));
+        let windows = rank_block.map(|b| std::array::from_fn(|c| b.window(c)));
         // Spheres taken by position (z, then y, then x, in 8-cell slabs), so that each thread's run of
         // spheres finds the rows its neighbours brought into the cache.
         let spheres = &self.forcing.spheres;
@@ -450,7 +466,7 @@ impl CoupledParticles {
                 || particles.velocity[p] != Vec3::ZERO
                 || particles.angular_velocity[p] != Vec3::ZERO
         };
-        let owns = |p: usize| rank_slab.is_none_or(|slab| slab.owned[p]);
+        let owns = |p: usize| rank_block.is_none_or(|b| b.owned[p]);
         let mut order: Vec<usize> = (0..spheres.len())
             .filter(|&p| moving(p) && owns(p))
             .collect();
@@ -491,12 +507,12 @@ impl CoupledParticles {
                     Vec3::new(row[4], row[5], row[6]),
                 );
             }
-        } else if let Some(slab) = rank_slab {
+        } else if let Some(rank_block) = rank_block {
             let mut rows: Vec<[f64; 6]> = inner
                 .iter()
                 .map(|(m, a)| [m.x, m.y, m.z, a.x, a.y, a.z])
                 .collect();
-            slab.gather_owned(&mut rows);
+            rank_block.gather_owned(&mut rows);
             for (integrals, row) in inner.iter_mut().zip(&rows) {
                 *integrals = (
                     Vec3::new(row[0], row[1], row[2]),
@@ -559,14 +575,14 @@ impl CoupledParticles {
 /// lattice, one axis after the other (each corner is shared by eight control volumes); the fraction
 /// their ratio, exactly 1 wholly inside and 0 wholly outside; then rows of fraction times velocity.
 /// Every loop runs over whole rows without branches, so that it is vectorized. With `windows`, `forced`
-/// holds each component's planes of a window (a rank of a distributed run).
+/// holds each component's rows and planes of a window (a rank of a distributed run).
 #[inline(always)]
 fn inner_momentum(
     layout: &GridLayout,
     centre: Vec3,
     radius: f64,
     forced: [&[f64]; 3],
-    windows: Option<[PlaneWindow; 3]>,
+    windows: Option<[[PlaneWindow; 2]; 3]>,
 ) -> (Vec3, Vec3) {
     let h = layout.grid.spacing;
     let h3 = h * h * h;
@@ -578,7 +594,9 @@ fn inner_momentum(
     let mut row_values = Vec::new();
     for c in 0..3 {
         let Unknowns { start, shape } = layout.unknowns[c];
-        let strides = [1, shape[0], shape[0] * shape[1]];
+        // The rows of a plane of `forced[c]`: the domain's, or the window's.
+        let rows = windows.map_or(shape[1], |w| w[c][0].count);
+        let strides = [1, shape[0], shape[0] * rows];
         // Along each axis, the points of component c that can hold solid: their offset from the centre
         // and their offset in the compact array (wrapped on periodic axes; None outside the unknowns
         // along a bounded axis).
@@ -596,7 +614,7 @@ fn inner_momentum(
                     let offset = layout.unknown_index(c, a, i).and_then(|wrapped| {
                         let k = wrapped - start[a];
                         match windows {
-                            Some(windows) if a == 2 => windows[c].local(k),
+                            Some(windows) if a > 0 => windows[c][a - 1].local(k),
                             _ => Some(k),
                         }
                         .map(|k| k * strides[a])

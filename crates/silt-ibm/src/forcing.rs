@@ -11,7 +11,7 @@
 //! and -rho_f sum_l (X_l - x_p) x F_l Delta V_l (per unit fluid density here), summed over the passes.
 
 use crate::markers::SphereMarkers;
-use crate::slab::SlabForcing;
+use crate::rank_block::BlockForcing;
 use crate::transfer::{
     geometric_rounds, interpolate, spread, warm_block, GridLayout, MarkerBlock, SpreadGroups,
     Stencil, TILE,
@@ -100,9 +100,9 @@ pub struct DirectForcing {
     pub passes_seconds: f64,
     /// The stage's marker supports and work arrays, kept between stages.
     work: Workspace,
-    /// On a rank of a distributed run: its slab's part ([`DirectForcing::split`]); `layout` stays the
+    /// On a rank of a distributed run: its block's part ([`DirectForcing::split`]); `layout` stays the
     /// domain's.
-    pub slab: Option<SlabForcing>,
+    pub rank_block: Option<BlockForcing>,
 }
 
 impl DirectForcing {
@@ -137,28 +137,28 @@ impl DirectForcing {
             disabled_between_spheres: 0,
             placing_seconds: 0.0,
             passes_seconds: 0.0,
-            slab: None,
+            rank_block: None,
         }
     }
 
-    /// Forces only this rank's slab of `decomposition` (the fluid solver's), with every sphere known
-    /// (`crate::slab`). Collective: every rank calls it.
+    /// Forces only this rank's block of `decomposition` (the fluid solver's), with every sphere known
+    /// (`crate::rank_block`). Collective: every rank calls it.
     pub fn split(&mut self, decomposition: &Decomposition) {
         self.split_with_reach(decomposition, 0.0);
     }
 
-    /// [`DirectForcing::split`] for spheres that may lie up to `beyond` outside the slab of the rank
+    /// [`DirectForcing::split`] for spheres that may lie up to `beyond` outside the block of the rank
     /// that owns them (a split sphere system owns them by where they were at its last distribution).
     pub fn split_with_reach(&mut self, decomposition: &Decomposition, beyond: f64) {
         if !decomposition.is_distributed() {
-            self.slab = None;
+            self.rank_block = None;
             return;
         }
         let largest = self.spheres.iter().map(|s| s.radius).fold(0.0, f64::max);
-        // The planes an own sphere's supports can reach beyond the slab: its radius, the support's
+        // The rows and planes an own sphere's supports can reach beyond the block: its radius, the support's
         // 1.5 cells and the staggering, rounded up generously.
         let margin = ((largest + beyond) / self.layout.grid.spacing).ceil() as usize + 6;
-        self.slab = Some(SlabForcing::new(decomposition, &self.layout, margin));
+        self.rank_block = Some(BlockForcing::new(decomposition, &self.layout, margin));
     }
 
     /// Forces with `spheres` from now on (a rank's spheres after a distribution of a split sphere
@@ -181,15 +181,17 @@ impl DirectForcing {
         ] {
             *loads = vec![Vec3::ZERO; n];
         }
-        if let Some(slab) = &mut self.slab {
-            slab.owned = owned;
-            slab.owners_given = true;
+        if let Some(rank_block) = &mut self.rank_block {
+            rank_block.owned = owned;
+            rank_block.owners_given = true;
         }
     }
 
-    /// The layout of the fluid solver's fields and compact arrays: the domain's, or this rank's slab.
+    /// The layout of the fluid solver's fields and compact arrays: the domain's, or this rank's block.
     pub fn own_layout(&self) -> &GridLayout {
-        self.slab.as_ref().map_or(&self.layout, |s| &s.own_layout)
+        self.rank_block
+            .as_ref()
+            .map_or(&self.layout, |s| &s.own_layout)
     }
 
     /// The markers of sphere `p`.
@@ -298,7 +300,7 @@ impl Workspace {
         let layout = &forcing.layout;
         // On a rank of a distributed run, the spheres whose markers it may force with; the others'
         // markers are not placed.
-        let near = forcing.slab.as_ref().map(|slab| &slab.near[..]);
+        let near = forcing.rank_block.as_ref().map(|b| &b.near[..]);
         let neighbours = close_spheres(forcing, near);
         // Tiles of the x-component's unknowns, by its support's middle point.
         let shape = layout.unknowns[0].shape;
@@ -325,8 +327,8 @@ impl Workspace {
             .collect();
         let (owner, arm) = (&self.owner, &self.arm);
         // On a rank of a distributed run, the enabled markers it does not force with.
-        let slab = forcing.slab.as_ref();
-        let reach_z = layout.support_reach(2);
+        let rank_block = forcing.rank_block.as_ref();
+        let reach_across = [layout.support_reach(1), layout.support_reach(2)];
         self.state
             .par_iter_mut()
             .zip(self.tile.par_iter_mut())
@@ -350,8 +352,8 @@ impl Workspace {
                         Some(point) => {
                             let t: [usize; 3] = std::array::from_fn(|a| point[a] / TILE_SIZE[a]);
                             *tile = (t[0] + tiles[0] * (t[1] + tiles[1] * t[2])) as u32;
-                            match slab {
-                                Some(slab) if !slab.keeps(slab.owned[p], point[2], reach_z) => {
+                            match rank_block {
+                                Some(b) if !b.keeps(b.owned[p], point, reach_across) => {
                                     MarkerState::Elsewhere
                                 }
                                 _ => MarkerState::Enabled,
@@ -413,10 +415,10 @@ impl Workspace {
             }
         }
         mark_planes_near_spheres(forcing, &mut self.near_spheres);
-        if let Some(slab) = slab {
+        if let Some(rank_block) = rank_block {
             // This rank's own planes of them.
             for (c, near) in self.near_spheres.iter_mut().enumerate() {
-                let own = slab.own_planes(c);
+                let own = rank_block.own_planes(c);
                 near.truncate(own.end);
                 near.drain(..own.start);
             }
@@ -458,30 +460,37 @@ impl Workspace {
             .collect();
         let rounds = geometric_rounds(&slab_reach, shape[2], layout.periodic[2]);
         let mut arrays = layout;
-        if let Some(slab) = slab {
-            // The supports' planes in this rank's window arrays, and the blocks' planes there.
+        if let Some(rank_block) = rank_block {
+            // The supports' rows and planes in this rank's window arrays, and the marker blocks'
+            // rows and planes there.
             for (c, stencils) in self.stencils.iter_mut().enumerate() {
-                let window = slab.window(c);
+                let [rows, planes] = rank_block.window(c);
+                let row_len = layout.unknowns[c].shape[0] as u32;
+                let held = "a rank's window holds the supports it forces with";
                 stencils.par_iter_mut().for_each(|s| {
+                    for row in &mut s.offset[1] {
+                        *row = rows.local((*row / row_len) as usize).expect(held) as u32 * row_len;
+                    }
                     for plane in &mut s.offset[2] {
-                        *plane = window
-                            .local(*plane as usize)
-                            .expect("a rank's window holds the supports it forces with")
-                            as u32;
+                        *plane = planes.local(*plane as usize).expect(held) as u32;
                     }
                 });
             }
             for block in &mut self.blocks {
-                let (mut low, mut high) = (u32::MAX, 0);
-                for stencils in &self.stencils {
+                let (mut low, mut high) = ([u32::MAX; 2], [0; 2]);
+                for (c, stencils) in self.stencils.iter().enumerate() {
+                    let row_len = layout.unknowns[c].shape[0] as u32;
                     for s in &stencils[block.markers.clone()] {
-                        low = low.min(s.offset[2][0]);
-                        high = high.max(s.offset[2][2]);
+                        low[0] = low[0].min(s.offset[1][0] / row_len);
+                        high[0] = high[0].max(s.offset[1][2] / row_len);
+                        low[1] = low[1].min(s.offset[2][0]);
+                        high[1] = high[1].max(s.offset[2][2]);
                     }
                 }
-                block.planes = low as isize..high as isize + 1;
+                block.rows = low[0] as isize..high[0] as isize + 1;
+                block.planes = low[1] as isize..high[1] as isize + 1;
             }
-            arrays = &slab.window_layout;
+            arrays = &rank_block.window_layout;
         }
         for c in 0..3 {
             self.groups[c] =
@@ -616,23 +625,23 @@ impl DirectForcing {
         let stage_length = silt_core::rk3::stage_fraction(stage) * dt;
         let clock = std::time::Instant::now();
         let mut work = std::mem::take(&mut self.work);
-        if let Some(slab) = &mut self.slab {
-            if !slab.owners_given {
-                slab.set_owners(&self.spheres, &self.layout);
+        if let Some(rank_block) = &mut self.rank_block {
+            if !rank_block.owners_given {
+                rank_block.set_owners(&self.spheres, &self.layout);
             }
             let reach: Vec<f64> = self.markers.iter().map(|m| m.marker_radius).collect();
-            slab.set_near(&self.spheres, &reach, &self.layout);
+            rank_block.set_near(&self.spheres, &reach, &self.layout);
         }
         work.place_markers(self);
         self.placing_seconds += clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         // On ranks: each counts the markers of its own spheres (it places them all), summed.
-        let owned = self.slab.as_ref().map(|slab| &slab.owned[..]);
+        let owned = self.rank_block.as_ref().map(|b| &b.owned[..]);
         let counted = |state| work.count(state, owned);
-        (self.disabled_at_walls, self.disabled_between_spheres) = match self.slab.as_ref() {
-            Some(slab) => (
-                slab.sum_over_ranks(counted(MarkerState::AtWall)),
-                slab.sum_over_ranks(counted(MarkerState::BetweenSpheres)),
+        (self.disabled_at_walls, self.disabled_between_spheres) = match self.rank_block.as_ref() {
+            Some(b) => (
+                b.sum_over_ranks(counted(MarkerState::AtWall)),
+                b.sum_over_ranks(counted(MarkerState::BetweenSpheres)),
             ),
             None => (
                 counted(MarkerState::AtWall),
@@ -643,20 +652,20 @@ impl DirectForcing {
             self.own_layout()
                 .add_in_place(c, &velocity[c], &work.near_spheres[c], &mut delta[c]);
         }
-        // On a rank of a distributed run the passes work on its window arrays (its planes and its
-        // neighbours'), loaded here and refreshed after every pass.
-        let mut slab = self.slab.take();
-        if let Some(slab) = &mut slab {
-            slab.load(delta);
+        // On a rank of a distributed run the passes work on its window arrays (its block and its
+        // neighbours' rows and planes), loaded here and refreshed after every pass.
+        let mut rank_block = self.rank_block.take();
+        if let Some(rank_block) = &mut rank_block {
+            rank_block.load(delta);
         }
-        let window_layout = slab.as_ref().map(|s| s.window_layout.clone());
+        let window_layout = rank_block.as_ref().map(|s| s.window_layout.clone());
         let layout = window_layout.as_ref().unwrap_or(&self.layout);
         let enabled_count = work.enabled.len();
         work.total.clear();
         work.total.resize(enabled_count, Vec3::ZERO);
         for _ in 0..self.iterations {
-            let predicted: &mut [Vec<f64>; 3] = match &mut slab {
-                Some(slab) => &mut slab.values,
+            let predicted: &mut [Vec<f64>; 3] = match &mut rank_block {
+                Some(rank_block) => &mut rank_block.values,
                 None => &mut *delta,
             };
             // 1-2. The forced velocity at the markers and the force that brings it to U_d.
@@ -723,19 +732,19 @@ impl DirectForcing {
                     blocks,
                 );
             }
-            if let Some(slab) = &mut slab {
-                slab.refresh();
+            if let Some(rank_block) = &mut rank_block {
+                rank_block.refresh();
             }
         }
-        if let Some(slab) = &slab {
-            slab.store(delta);
+        if let Some(rank_block) = &rank_block {
+            rank_block.store(delta);
         }
         self.passes_seconds += clock.elapsed().as_secs_f64();
         // Reactions on the spheres, summed in the markers' (tile) order; on a rank of a distributed
         // run, those of its own spheres (it holds all their markers), then gathered.
         self.force.iter_mut().for_each(|f| *f = Vec3::ZERO);
         self.torque.iter_mut().for_each(|t| *t = Vec3::ZERO);
-        let owns = |p: usize| slab.as_ref().is_none_or(|s| s.owned[p]);
+        let owns = |p: usize| rank_block.as_ref().is_none_or(|s| s.owned[p]);
         for (&l, total) in work.enabled.iter().zip(&work.total) {
             let l = l as usize;
             let p = work.owner[l] as usize;
@@ -746,17 +755,17 @@ impl DirectForcing {
             self.force[p] -= f;
             self.torque[p] -= work.arm[l].cross(f);
         }
-        if let Some(slab) = slab.as_ref().filter(|s| !s.owners_given) {
+        if let Some(b) = rank_block.as_ref().filter(|s| !s.owners_given) {
             let mut loads: Vec<[f64; 6]> = (self.force.iter().zip(&self.torque))
                 .map(|(f, t)| [f.x, f.y, f.z, t.x, t.y, t.z])
                 .collect();
-            slab.gather_owned(&mut loads);
+            b.gather_owned(&mut loads);
             for ((f, t), row) in self.force.iter_mut().zip(&mut self.torque).zip(&loads) {
                 *f = Vec3::new(row[0], row[1], row[2]);
                 *t = Vec3::new(row[3], row[4], row[5]);
             }
         }
-        self.slab = slab;
+        self.rank_block = rank_block;
         let weight = silt_core::rk3::stage_fraction(stage);
         for p in 0..self.spheres.len() {
             if stage == 0 {

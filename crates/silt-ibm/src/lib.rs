@@ -11,7 +11,7 @@ pub mod markers;
 pub mod model;
 pub mod profiles;
 pub mod protocol;
-pub mod slab;
+pub mod rank_block;
 pub mod transfer;
 pub mod volume_fraction;
 

@@ -279,9 +279,9 @@ impl GridLayout {
     }
 }
 
-/// Consecutive planes along z of a component's unknowns held in an array of their own (a rank's planes
-/// and some of its neighbours': [`crate::slab::SlabForcing`]): plane g of the domain's `planes` is the
-/// window's plane `g - first`, wrapped along a periodic z.
+/// Consecutive planes along z (or rows along y) of a component's unknowns held in an array of their own
+/// (a rank's and some of its neighbours': [`crate::rank_block::BlockForcing`]): plane g of the domain's
+/// `planes` is the window's plane `g - first`, wrapped along a periodic axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlaneWindow {
     /// The first plane (an unwrapped index: it may lie below 0 along a periodic z).

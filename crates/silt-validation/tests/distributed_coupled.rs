@@ -1,9 +1,10 @@
-//! Resolved spheres in a fluid split over ranks (slabs of z planes; ranks as threads: the code that runs
-//! under `mpirun`) follow the serial run bit for bit: the forcing of each rank's planes, the loads and
-//! inner integrals of the spheres each rank owns, and the particles, split with the fluid's slabs (each
-//! rank holding the spheres near its slab, as `silt run` does) or held whole on every rank; a periodic
-//! box with spheres across the seam and the slab boundaries, and a channel with walls across z with a
-//! bed of touching spheres on its floor, on 1-4 ranks.
+//! Resolved spheres in a fluid split over ranks (slabs of z planes, or pencils: blocks of y rows and z
+//! planes; ranks as threads: the code that runs under `mpirun`) follow the serial run bit for bit: the
+//! forcing of each rank's block, the loads and inner integrals of the spheres each rank owns, and the
+//! particles, split with the fluid's blocks (each rank holding the spheres near its block, as `silt
+//! run` does) or held whole on every rank; a periodic box with spheres across the seams and the block
+//! boundaries, and a channel with walls across z with a bed of touching spheres on its floor, on 1-4
+//! ranks in slabs and in pencils (with windows of rows that wrap around the periodic y).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -100,11 +101,11 @@ fn problem(cells: [usize; 3], boundaries: Boundaries, spheres: usize) -> (FluidC
     (config, dem)
 }
 
-/// What a rank ends with: its slab of cells, its fields (ghost planes included) and the position,
+/// What a rank ends with: its block of cells, its fields (ghosts included) and the position,
 /// velocity, angular velocity and last hydrodynamic force of every sphere it owns (all of them when it
 /// holds them whole), by global index, as bits.
 struct Outcome {
-    slab: std::ops::Range<usize>,
+    block: [std::ops::Range<usize>; 2],
     fields: Vec<Vec<f64>>,
     spheres: Vec<(usize, [u64; 12])>,
 }
@@ -134,7 +135,7 @@ fn run(fluid: &mut FluidSolver, coupled: &mut CoupledParticles, steps: usize) ->
         .collect();
     let s = &fluid.state;
     Outcome {
-        slab: fluid.decomposition().slab(),
+        block: [fluid.decomposition().rows(), fluid.decomposition().slab()],
         fields: vec![
             s.velocity[0].data.clone(),
             s.velocity[1].data.clone(),
@@ -145,13 +146,14 @@ fn run(fluid: &mut FluidSolver, coupled: &mut CoupledParticles, steps: usize) ->
     }
 }
 
-/// Runs the problem serially and on 1-4 ranks and compares every rank's planes and spheres with the
-/// serial run's.
-fn same_on_every_rank_count(
+/// Runs the problem serially and on the process grids `grids` (`[p_y, p_z]`) and compares every
+/// rank's block and spheres with the serial run's.
+fn same_on_every_process_grid(
     cells: [usize; 3],
     boundaries: Boundaries,
     spheres: usize,
     steps: usize,
+    grids: &[[usize; 2]],
 ) {
     let (config, dem) = problem(cells, boundaries, spheres);
     let couple = |dem: DemSystem| {
@@ -173,10 +175,11 @@ fn same_on_every_rank_count(
     );
     assert!(between > 0, "no markers are disabled between close spheres");
     assert!(moved, "some sphere did not move");
-    let plane = fluid.state.pressure.plane_len();
-    for (ranks, split) in (1..=4).flat_map(|r| [(r, true), (r, false)]) {
+    let whole = &fluid.state.pressure;
+    for (&dims, split) in grids.iter().flat_map(|d| [(d, true), (d, false)]) {
+        let ranks = dims[0] * dims[1];
         let outcomes = LocalGroup::run(ranks, |comm| {
-            let mut fluid = FluidSolver::distributed(config.clone(), comm).unwrap();
+            let mut fluid = FluidSolver::on_process_grid(config.clone(), comm, dims).unwrap();
             let mut coupled = couple(dem.clone());
             if split {
                 coupled.distribute(fluid.decomposition());
@@ -187,25 +190,33 @@ fn same_on_every_rank_count(
         });
         let mut owners = vec![0; expected.spheres.len()];
         for (rank, outcome) in outcomes.iter().enumerate() {
-            let slab = &outcome.slab;
-            for (f, (mine, whole)) in outcome.fields.iter().zip(&expected.fields).enumerate() {
-                let global = &whole[slab.start * plane..(slab.end + 2) * plane];
+            let [rows, slab] = &outcome.block;
+            for (f, (mine, serial)) in outcome.fields.iter().zip(&expected.fields).enumerate() {
+                // Local rows and planes 0..=n+1 (ghosts included) are the serial rows
+                // rows.start..=rows.end + 1 of planes slab.start..=slab.end + 1.
+                let row = whole.dims[0];
+                let global: Vec<f64> = (slab.start..slab.end + 2)
+                    .flat_map(|k| {
+                        let first = whole.index(0, rows.start, k);
+                        serial[first..first + row * (rows.len() + 2)].to_vec()
+                    })
+                    .collect();
                 let worst = mine
                     .iter()
-                    .zip(global)
+                    .zip(&global)
                     .map(|(a, b)| (a - b).abs())
                     .fold(0.0, f64::max);
                 assert!(
-                    mine == global,
-                    "{cells:?}: field {f} on rank {rank} of {ranks} (planes {slab:?}) differs \
-                     from the serial one by up to {worst:e}"
+                    *mine == global,
+                    "{cells:?}: field {f} on rank {rank} of {dims:?} (rows {rows:?}, planes \
+                     {slab:?}, split: {split}) differs from the serial one by up to {worst:e}"
                 );
             }
             for (i, mine) in &outcome.spheres {
                 owners[*i] += 1;
                 assert_eq!(
                     mine, &expected.spheres[*i].1,
-                    "{cells:?}: sphere {i} on rank {rank} of {ranks} (split: {split}): position, \
+                    "{cells:?}: sphere {i} on rank {rank} of {dims:?} (split: {split}): position, \
                      velocities, force"
                 );
             }
@@ -213,17 +224,34 @@ fn same_on_every_rank_count(
         let once = if split { 1 } else { ranks };
         assert!(
             owners.iter().all(|&n| n == once),
-            "{cells:?}, {ranks} ranks (split: {split}): spheres held {owners:?} times"
+            "{cells:?}, {dims:?} (split: {split}): spheres held {owners:?} times"
         );
     }
 }
 
+/// Slabs of 1-4 ranks and pencils of 2 x 1, 3 x 1 and 2 x 2.
+const GRIDS: [[usize; 2]; 7] = [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [3, 1], [2, 2]];
+
 #[test]
-fn spheres_in_a_periodic_box_are_the_same_on_one_to_four_ranks() {
-    same_on_every_rank_count([14, 12, 20], Boundaries::periodic(), 10, 3);
+fn spheres_in_a_periodic_box_are_the_same_on_slabs_and_pencils() {
+    same_on_every_process_grid([14, 12, 20], Boundaries::periodic(), 10, 3, &GRIDS);
 }
 
 #[test]
-fn a_bed_on_a_walled_floor_is_the_same_on_one_to_four_ranks() {
-    same_on_every_rank_count([14, 12, 24], Boundaries::channel(2), 12, 3);
+fn a_bed_on_a_walled_floor_is_the_same_on_slabs_and_pencils() {
+    same_on_every_process_grid([14, 12, 24], Boundaries::channel(2), 12, 3, &GRIDS);
+}
+
+/// A wide bed split across y in pencils whose windows hold only some of the rows (a window reaches 9
+/// rows beyond its block: 10 of 30 rows per rank on 3 x 1 and 4 x 1 leave rows out, wrapped around
+/// the periodic y), and in slabs for comparison.
+#[test]
+fn a_wide_bed_is_the_same_on_pencils_with_windows_of_some_rows() {
+    same_on_every_process_grid(
+        [12, 30, 20],
+        Boundaries::channel(2),
+        20,
+        3,
+        &[[1, 2], [3, 1], [4, 1], [3, 2]],
+    );
 }

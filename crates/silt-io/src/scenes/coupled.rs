@@ -477,7 +477,7 @@ impl CoupledScene {
     }
 
     /// This rank's part of [`CoupledScene::halves`] on the ranks of `comm`: its slab of the fluid and
-    /// every sphere, the forcing of its slab (`silt_ibm::slab`).
+    /// every sphere, the forcing of its slab (`silt_ibm::rank_block`).
     pub fn halves_on(
         &self,
         comm: &silt_parallel::Comm,
@@ -565,7 +565,7 @@ impl SceneKind for Box<CoupledScene> {
     }
 
     /// This rank's slab of the fluid with every sphere (each rank steps them all; the forcing of its
-    /// slab and the loads of the spheres it owns are its part: `silt_ibm::slab`).
+    /// slab and the loads of the spheres it owns are its part: `silt_ibm::rank_block`).
     fn build_on(&self, comm: &silt_parallel::Comm) -> Result<CoupledModel, SceneError> {
         let (fluid, particles) = self.halves_on(comm)?;
         let output = CoupledOutput {
