@@ -171,6 +171,30 @@ impl Decomposition {
         if cells[2] >= min_planes.max(2) * ranks && cells[0] >= ranks {
             return Some([1, ranks]);
         }
+        Self::most_even_process_grid(ranks, cells)
+    }
+
+    /// [`Decomposition::process_grid`] with the first split along `axis` (2: slabs of z planes, as
+    /// `process_grid`; 1: pencils of y rows, `N x 1`, while every rank keeps `min_layers` rows):
+    /// the coupled scenes split across gravity, so that every rank holds its share of a bed.
+    pub fn process_grid_along(
+        ranks: usize,
+        cells: [usize; 3],
+        min_layers: usize,
+        axis: usize,
+    ) -> Option<[usize; 2]> {
+        if axis != 1 {
+            return Self::process_grid(ranks, cells, min_layers);
+        }
+        if cells[1] >= min_layers.max(2) * ranks && cells[0] >= ranks && cells[2] >= 2 {
+            return Some([ranks, 1]);
+        }
+        Self::most_even_process_grid(ranks, cells)
+    }
+
+    /// The most even split `[p_y, p_z]` of `ranks` between y and z that the cells allow (fewer ranks
+    /// along y on a tie), if any.
+    fn most_even_process_grid(ranks: usize, cells: [usize; 3]) -> Option<[usize; 2]> {
         let fits = |[py, pz]: [usize; 2]| {
             cells[2] >= 2 * pz && cells[1] >= 2 * py && cells[0] >= py && cells[1] >= pz
         };
@@ -570,6 +594,67 @@ impl Decomposition {
         sums
     }
 
+    /// Per layer of cells normal to `axis` over the whole domain and per quantity (`quantities` of
+    /// them), the sum of this rank's and the other ranks' `line_sums`, `[layer][quantity]`, the same
+    /// on every rank. `line_sums` holds, per layer of this rank's block along `axis` and quantity:
+    /// along x or z, the sums of the layer's rows (x lines, or single cells along x) of each of its
+    /// planes, `[layer][quantity][plane][row]`; along y, the sum of the layer's one row in each
+    /// plane, `[layer][quantity][plane]`. They are added in the serial order: rows chained along y
+    /// within a plane (across the blocks of the process-grid row), then the planes along z.
+    pub fn layer_sums(&self, axis: usize, line_sums: &[f64], quantities: usize) -> Vec<f64> {
+        let local = self.local;
+        let layers = local.cells[axis];
+        let planes = local.cells[2];
+        let first_of_row = self.comm.rank().is_multiple_of(self.dims[0]);
+        let gather = |values: Vec<f64>| {
+            if self.is_distributed() {
+                self.comm.all_gather_v(&values)
+            } else {
+                let n = values.len();
+                (values, vec![n])
+            }
+        };
+        if axis == 2 {
+            // Each layer is a plane of this rank's process-grid row: its rows' sums chained across
+            // the row's blocks, the planes gathered in z order from one rank per row.
+            let sums = self.plane_sums_of_rows(line_sums, 1, quantities * layers);
+            return gather(if first_of_row { sums } else { Vec::new() }).0;
+        }
+        // Layers across x or y: per layer and quantity, the sums of this rank's z planes (along x
+        // chained across the blocks of the process-grid row; along y a layer's plane is one row),
+        // gathered, and added block by block along z, plane by plane.
+        let local_sums = if axis == 0 {
+            let sums = self.plane_sums_of_rows(line_sums, planes, quantities * layers);
+            if first_of_row {
+                sums
+            } else {
+                Vec::new()
+            }
+        } else {
+            line_sums.to_vec()
+        };
+        let (all, counts) = gather(local_sums);
+        let global_layers = self.global.cells[axis];
+        let mut sums = vec![0.0; quantities * global_layers];
+        let mut offset = 0;
+        for (rank, &n) in counts.iter().enumerate() {
+            let chunk = &all[offset..offset + n];
+            offset += n;
+            if n == 0 {
+                continue;
+            }
+            let first_layer = if axis == 1 { self.rows[rank].start } else { 0 };
+            let rank_planes = self.slabs[rank].len();
+            for (slot, plane_sums) in chunk.chunks_exact(rank_planes).enumerate() {
+                let at = quantities * first_layer + slot;
+                for &p in plane_sums {
+                    sums[at] += p;
+                }
+            }
+        }
+        sums
+    }
+
     /// The largest of every rank's `value` (NaN if any is NaN).
     pub fn max(&self, value: f64) -> f64 {
         if !self.is_distributed() {
@@ -618,6 +703,13 @@ mod tests {
         // 512 ranks on 1024^3: slabs of 2 planes; 4,096 ranks: 64 x 64 pencils.
         assert_eq!(grid(512, [1024; 3], 2), Some([1, 512]));
         assert_eq!(grid(4096, [1024; 3], 2), Some([64, 64]));
+        // Across gravity along z: rows first, while every rank keeps 4 rows.
+        let along = Decomposition::process_grid_along;
+        assert_eq!(along(2, [90, 45, 130], 4, 1), Some([2, 1]));
+        assert_eq!(along(11, [90, 45, 130], 4, 1), Some([11, 1]));
+        assert_eq!(along(12, [90, 45, 130], 4, 1), Some([3, 4]));
+        assert_eq!(along(2, [90, 45, 130], 4, 2), Some([1, 2]));
+        assert_eq!(along(1, [4, 4, 4], 4, 1), Some([1, 1]));
         // The fluid scenes' rule: slabs of at least 4 planes.
         assert_eq!(grid(512, [1024; 3], MIN_SLAB_PLANES), Some([16, 32]));
         assert_eq!(grid(256, [1024; 3], MIN_SLAB_PLANES), Some([1, 256]));

@@ -117,80 +117,12 @@ impl FluidSolver {
             .map(|a| global.cells[a])
             .product::<usize>() as f64;
         let layers = grid.cells[axis];
-        let [py, _] = decomposition.dims();
-        let first_of_row = decomposition.comm().rank().is_multiple_of(py);
-        if axis == 2 {
-            // Each layer is a plane of this rank's process-grid row: its rows' sums chained
-            // across the row's blocks, the planes gathered in z order from one rank per row.
-            let rows: Vec<f64> = (1..=layers)
-                .flat_map(|layer| layer_sums(layer, false).into_iter().flatten())
-                .collect();
-            let sums = decomposition.plane_sums_of_rows(&rows, 1, 4 * layers);
-            let mut local = Vec::with_capacity(5 * layers);
-            if first_of_row {
-                for (layer, sums) in sums.chunks_exact(4).enumerate() {
-                    local.push(position(layer + 1 + grid.offset[2]));
-                    local.extend(sums.iter().map(|s| s / count));
-                }
-            }
-            let all = if decomposition.is_distributed() {
-                decomposition.comm().all_gather_v(&local).0
-            } else {
-                local
-            };
-            return all
-                .chunks_exact(5)
-                .map(|r| [r[0], r[1], r[2], r[3], r[4]])
-                .collect();
-        }
-        // Layers across x or y: per layer and quantity, the sums of this rank's z planes (along x:
-        // chained across the blocks of the process-grid row; along y a layer's plane is one row),
-        // gathered, and added block by block along z, plane by plane.
-        let planes = grid.cells[2];
-        let local: Vec<f64> = if axis == 0 {
-            let rows: Vec<f64> = (1..=layers)
-                .flat_map(|layer| layer_sums(layer, false).into_iter().flatten())
-                .collect();
-            let sums = decomposition.plane_sums_of_rows(&rows, planes, 4 * layers);
-            if first_of_row {
-                sums
-            } else {
-                Vec::new()
-            }
-        } else {
-            (1..=layers)
-                .flat_map(|layer| layer_sums(layer, true).into_iter().flatten())
-                .collect()
-        };
-        let (all, counts) = if decomposition.is_distributed() {
-            decomposition.comm().all_gather_v(&local)
-        } else {
-            let n = local.len();
-            (local, vec![n])
-        };
-        // Each rank's sums, [layer][quantity][plane], and the global layers they belong to.
+        // Per layer and quantity: the rows' sums of each plane (along y, each plane's one row).
+        let lines: Vec<f64> = (1..=layers)
+            .flat_map(|layer| layer_sums(layer, axis == 1).into_iter().flatten())
+            .collect();
+        let sums = decomposition.layer_sums(axis, &lines, 4);
         let global_layers = global.cells[axis];
-        let mut sums = vec![0.0; 4 * global_layers];
-        let mut offset = 0;
-        for (rank, &n) in counts.iter().enumerate() {
-            let chunk = &all[offset..offset + n];
-            offset += n;
-            if n == 0 {
-                continue;
-            }
-            let first_layer = if axis == 1 {
-                decomposition.all_rows()[rank].start
-            } else {
-                0
-            };
-            let rank_planes = decomposition.all_slabs()[rank].len();
-            for (slot, plane_sums) in chunk.chunks_exact(rank_planes).enumerate() {
-                let at = 4 * first_layer + slot;
-                for &p in plane_sums {
-                    sums[at] += p;
-                }
-            }
-        }
         (0..global_layers)
             .map(|l| {
                 let s = &sums[4 * l..4 * l + 4];

@@ -100,41 +100,37 @@ pub struct WholeSpheres {
 const WHOLE_ROW: usize = 22;
 
 impl CoupledParticles {
-    /// The fluid fraction at the faces normal to `axis` (periodic), from the spheres now (seed eq. 32).
-    /// The solid fraction of the fixed spheres at rest (a rough bed's floor) is kept between calls.
+    /// The fluid fraction at the faces normal to `axis` (periodic), from the spheres now (seed eq. 32),
+    /// at this rank's faces (all of them on one rank). The solid fraction of the fixed spheres at rest
+    /// (a rough bed's floor) is kept between calls.
     pub fn face_fluid_fractions(&mut self, axis: usize) -> Vec<f64> {
         let p = &self.dem.particles;
-        // This rank's cells (all of them on one rank).
-        let layout = self.forcing.own_layout();
+        let global = &self.forcing.layout;
+        // This rank's cells and, where its block does not hold the whole axis, the layer beyond its
+        // last faces (its neighbour's cells, computed here as their owner does: the spheres held here
+        // cover them).
+        let mut block = self.forcing.own_layout().grid;
+        let extended = block.cells[axis] < global.grid.cells[axis];
+        block.cells[axis] += usize::from(extended);
         let at_rest = |i: usize| {
             p.fixed[i] && p.velocity[i] == Vec3::ZERO && p.angular_velocity[i] == Vec3::ZERO
         };
         let still: Vec<usize> = (0..p.len()).filter(|&i| at_rest(i)).collect();
         let sphere = |i: usize| (p.position[i], p.radius[i]);
-        // Kept by the spheres' global indices (a split system's local ones change as it distributes).
-        let still_ids: Vec<usize> = still.iter().map(|&i| self.dem.global_index(i)).collect();
+        // Kept by the spheres' global indices (a split system's local ones change as it distributes)
+        // and the axis.
+        let mut still_ids: Vec<usize> = still.iter().map(|&i| self.dem.global_index(i)).collect();
+        still_ids.push(axis);
         if self.still_solid.as_ref().map(|(which, _)| which) != Some(&still_ids) {
             let spheres: Vec<(Vec3, f64)> = still.iter().map(|&i| sphere(i)).collect();
-            let phi = crate::profiles::solid_fraction(layout, &spheres);
+            let phi = crate::profiles::solid_fraction(global, &block, &spheres);
             self.still_solid = Some((still_ids, phi));
         }
         let (_, still_phi) = self.still_solid.as_ref().expect("set above");
         let moving: Vec<(Vec3, f64)> = (0..p.len()).filter(|&i| !at_rest(i)).map(sphere).collect();
         let mut phi = still_phi.clone();
-        crate::profiles::add_solid_fraction(layout, &moving, &mut phi);
-        // Along z on a rank's block, the plane above its last (wrapped), as its owner computes it: every
-        // rank knows every sphere.
-        let above = (axis == 2 && self.forcing.rank_block.is_some()).then(|| {
-            let mut plane = layout.clone();
-            let n = self.forcing.layout.grid.cells[2];
-            plane.grid.offset[2] = (plane.grid.offset[2] + plane.grid.cells[2]) % n;
-            plane.grid.cells[2] = 1;
-            let spheres: Vec<(Vec3, f64)> = still.iter().map(|&i| sphere(i)).collect();
-            let mut above = crate::profiles::solid_fraction(&plane, &spheres);
-            crate::profiles::add_solid_fraction(&plane, &moving, &mut above);
-            above
-        });
-        crate::profiles::face_fluid_fractions(layout, &phi, axis, above.as_deref())
+        crate::profiles::add_solid_fraction(global, &block, &moving, &mut phi);
+        crate::profiles::face_fluid_fractions(block.cells, &phi, axis, extended)
     }
 
     /// Couples the spheres of `dem` (its time step is set to the fluid's each stage) to the fluid on

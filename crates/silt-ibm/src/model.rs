@@ -155,7 +155,7 @@ impl CoupledModel {
             // The spheres held here cover this rank's cells.
             let spheres: Vec<(Vec3, f64)> =
                 p.position.iter().copied().zip(p.radius.clone()).collect();
-            let phi = solid_fraction(layout, &spheres);
+            let phi = solid_fraction(&self.particles.forcing.layout, &layout.grid, &spheres);
             let fluid = fluid_profile_on(
                 layout,
                 &self.fluid.state.velocity,
@@ -281,8 +281,8 @@ impl Model for CoupledModel {
         Ok(())
     }
 
-    /// This rank's checkpoint cut from those of a run on `ranks` ranks: the planes of its slab of the
-    /// fluid from the pieces that hold them; the spheres merged from every rank's piece (each holds
+    /// This rank's checkpoint cut from those of a run on `ranks` ranks (its process grid from
+    /// [`coupled_process_grid`]): the cells of its block of the fluid from the pieces that hold them; the spheres merged from every rank's piece (each holds
     /// the spheres it owned; `silt_dem::distributed::merge_pieces`), their inner momenta and the bed's
     /// state from rank 0's (the same on every rank).
     fn checkpoint_from_ranks(
@@ -292,7 +292,14 @@ impl Model for CoupledModel {
     ) -> Option<Result<CoupledCheckpoint, String>> {
         let mut spheres: Vec<Option<DemCheckpoint>> = vec![None; ranks];
         let mut first = None;
-        let fluid = silt_fluid::model::slab_from_ranks(&self.fluid, ranks, &mut |rank| {
+        let cells = self.fluid.config.grid.cells;
+        let gravity = self.particles.dem.gravity;
+        let Some(dims) = coupled_process_grid(ranks, cells, gravity) else {
+            return Some(Err(format!(
+                "no process grid of {ranks} ranks fits the grid of {cells:?} cells"
+            )));
+        };
+        let fluid = silt_fluid::model::block_from_ranks(&self.fluid, dims, &mut |rank| {
             let piece = load(rank)?;
             let fluid = piece.fluid.clone();
             spheres[rank] = Some(piece.particles.clone());
@@ -378,7 +385,7 @@ impl Model for CoupledModel {
         let stats = contact_statistics(dem);
         // The spheres held here cover this rank's cells; the outputs show every sphere.
         let spheres: Vec<(Vec3, f64)> = p.position.iter().copied().zip(p.radius.clone()).collect();
-        let phi = solid_fraction(own, &spheres);
+        let phi = solid_fraction(&self.particles.forcing.layout, &own.grid, &spheres);
         let whole = self.particles.whole_spheres(&stats.per_particle);
         let p = &whole.particles;
         let (force, torque) = self.hydrodynamic_loads(&whole);
@@ -553,6 +560,25 @@ impl Model for CoupledModel {
 /// The time-averaged profiles of the sheared bed so far: the particle bins (R_p wide, counted down from
 /// the bed top h_p) and the fluid planes (eq. 33), each with the seed's scaled height (y - h_p) / h_f
 /// from the mean h_p and h_f of the average.
+/// The process grid `[p_y, p_z]` of a coupled scene on `ranks` ranks with a fluid of `cells` and
+/// `gravity`: split across gravity first (along y when it points along z, so that every rank holds
+/// its share of a settled bed; slabs of z planes otherwise), every rank keeping 4 rows or planes
+/// (`silt_fluid::decomposition::MIN_SLAB_PLANES`), else the most even grid that fits; `None` if none
+/// does. A restart cuts the pieces of an earlier run by the same rule.
+pub fn coupled_process_grid(ranks: usize, cells: [usize; 3], gravity: Vec3) -> Option<[usize; 2]> {
+    let vertical = (0..3).max_by(|&a, &b| gravity[a].abs().total_cmp(&gravity[b].abs()));
+    let across = match vertical {
+        Some(2) if gravity.z != 0.0 => 1,
+        _ => 2,
+    };
+    silt_fluid::decomposition::Decomposition::process_grid_along(
+        ranks,
+        cells,
+        silt_fluid::decomposition::MIN_SLAB_PLANES,
+        across,
+    )
+}
+
 fn bed_profile_tables(bed: &BedProtocol, axis_name: &str) -> Vec<FrameTable> {
     let (particles, fluid) = bed.averaged_profiles();
     let state = &bed.state;

@@ -7,33 +7,53 @@ use crate::volume_fraction::cell_fraction;
 use crate::Vec3;
 use rayon::prelude::*;
 use silt_fluid::decomposition::Decomposition;
-use silt_fluid::grid::Field;
+use silt_fluid::grid::{Field, Grid};
 
-/// Solid fraction phi of every cell (compact array, x fastest) covered by `spheres` (centre, radius),
-/// from the signed distance (Kempe & Froehlich 2012); periodic axes wrap; capped at 1 where spheres
-/// overlap.
-pub fn solid_fraction(layout: &GridLayout, spheres: &[(Vec3, f64)]) -> Vec<f64> {
-    let [n0, n1, n2] = layout.grid.cells;
+/// Solid fraction phi of every cell of `block` (compact array, x fastest) covered by `spheres` (centre,
+/// radius), from the signed distance (Kempe & Froehlich 2012); periodic axes wrap; capped at 1 where
+/// spheres overlap. `block` is the domain's grid (`global.grid`) or a block of its cells (a grid whose
+/// `offset` gives its first cell along each axis; its cells may run one layer past the domain's end
+/// along a periodic axis, wrapped).
+pub fn solid_fraction(global: &GridLayout, block: &Grid, spheres: &[(Vec3, f64)]) -> Vec<f64> {
+    let [n0, n1, n2] = block.cells;
     let mut phi = vec![0.0; n0 * n1 * n2];
-    add_solid_fraction(layout, spheres, &mut phi);
+    add_solid_fraction(global, block, spheres, &mut phi);
     phi
 }
 
-/// Adds the solid fraction of `spheres` to `phi` (as [`solid_fraction`], capped at 1). On a rank's slab
-/// (a grid with an offset along z) its planes are computed as the whole grid's.
-pub fn add_solid_fraction(layout: &GridLayout, spheres: &[(Vec3, f64)], phi: &mut [f64]) {
-    let grid = layout.grid;
-    let [n0, n1, _] = grid.cells;
-    let h = grid.spacing;
-    let origin = Vec3::from_array(grid.origin);
-    let first = grid.offset[2];
+/// Adds the solid fraction of `spheres` to `phi`, the cells of `block` (as [`solid_fraction`], capped
+/// at 1): each cell's value is the one the whole grid's array holds there.
+pub fn add_solid_fraction(
+    global: &GridLayout,
+    block: &Grid,
+    spheres: &[(Vec3, f64)],
+    phi: &mut [f64],
+) {
+    let [n0, n1, _] = block.cells;
+    let cells = global.grid.cells;
+    let h = global.grid.spacing;
+    let origin = Vec3::from_array(global.grid.origin);
+    // The block's index of the domain's cell i along axis a (any integer: wrapped along a periodic
+    // axis), if the block holds it.
+    let local = |i: isize, a: usize| -> Option<usize> {
+        let n = cells[a] as isize;
+        let from_first = i - block.offset[a] as isize;
+        let l = if global.periodic[a] {
+            from_first.rem_euclid(n)
+        } else {
+            from_first
+        };
+        (0..block.cells[a] as isize)
+            .contains(&l)
+            .then_some(l as usize)
+    };
     phi.par_chunks_mut(n0 * n1)
         .enumerate()
         .for_each(|(k, plane)| {
-            let z_low = origin.z + (first + k) as f64 * h;
+            let z_low = origin.z + (block.offset[2] + k) as f64 * h;
             for &(centre, radius) in spheres {
                 // The sphere's cells in this plane, from its nearest image along z.
-                let dz = layout
+                let dz = global
                     .separation(centre, Vec3::new(centre.x, centre.y, z_low + 0.5 * h))
                     .z;
                 if dz.abs() > radius + h {
@@ -43,12 +63,12 @@ pub fn add_solid_fraction(layout: &GridLayout, spheres: &[(Vec3, f64)], phi: &mu
                 let base = [0, 1].map(|a| ((centre[a] - origin[a]) / h).floor() as isize);
                 for dj in -reach..=reach {
                     let j = base[1] + dj;
-                    let Some(jj) = wrap(j, n1, layout.periodic[1]) else {
+                    let Some(jj) = local(j, 1) else {
                         continue;
                     };
                     for di in -reach..=reach {
                         let i = base[0] + di;
-                        let Some(ii) = wrap(i, n0, layout.periodic[0]) else {
+                        let Some(ii) = local(i, 0) else {
                             continue;
                         };
                         // The cell in the sphere's frame: its unwrapped low corner.
@@ -68,49 +88,40 @@ pub fn add_solid_fraction(layout: &GridLayout, spheres: &[(Vec3, f64)], phi: &mu
         });
 }
 
-/// The fluid fraction `1 - phi` at the faces normal to the periodic `axis`, in the compact order of that
-/// velocity component's unknowns (the high face of every cell, x fastest): the mean of the two cells
-/// the face joins, `phi` from [`solid_fraction`]. The weights of the seed's eq. 32 flow rate. Along z,
-/// `above` is the plane of cells above the last of `phi` (a rank's slab; `None`: the first, wrapped).
+/// The fluid fraction `1 - phi` at the faces normal to `axis`, in the compact order of that velocity
+/// component's unknowns along a periodic axis (the high face of every cell, x fastest): the mean of
+/// the two cells the face joins, `phi` from [`solid_fraction`] on a block of `cells`. The weights of
+/// the seed's eq. 32 flow rate. With `extended`, the block holds one layer of cells along `axis` more
+/// than the faces weighed (the cells beyond the last faces, a rank's neighbour's); else the last
+/// faces join the first layer (the block holds the whole axis, wrapped).
 pub fn face_fluid_fractions(
-    layout: &GridLayout,
+    cells: [usize; 3],
     phi: &[f64],
     axis: usize,
-    above: Option<&[f64]>,
+    extended: bool,
 ) -> Vec<f64> {
-    let [n0, n1, n2] = layout.grid.cells;
+    let [n0, n1, _] = cells;
+    let mut own = cells;
+    own[axis] -= usize::from(extended);
     let index = |i: usize, j: usize, k: usize| i + n0 * (j + n1 * k);
-    let at = |i: usize, j: usize, k: usize| match (k == n2, above) {
-        (true, Some(above)) => above[i + n0 * j],
-        (true, None) => phi[index(i, j, 0)],
-        _ => phi[index(i, j, k)],
-    };
-    let mut weights = vec![0.0; phi.len()];
+    let mut weights = vec![0.0; own.iter().product()];
     weights
-        .par_chunks_mut(n0 * n1)
+        .par_chunks_mut(own[0] * own[1])
         .enumerate()
         .for_each(|(k, plane)| {
-            for j in 0..n1 {
-                for i in 0..n0 {
-                    let next = match axis {
-                        0 => at((i + 1) % n0, j, k),
-                        1 => at(i, (j + 1) % n1, k),
-                        _ => at(i, j, k + 1),
-                    };
-                    plane[i + n0 * j] = 1.0 - 0.5 * (phi[index(i, j, k)] + next);
+            for j in 0..own[1] {
+                for i in 0..own[0] {
+                    let mut next = [i, j, k];
+                    next[axis] += 1;
+                    if next[axis] == cells[axis] {
+                        next[axis] = 0;
+                    }
+                    let next = phi[index(next[0], next[1], next[2])];
+                    plane[i + own[0] * j] = 1.0 - 0.5 * (phi[index(i, j, k)] + next);
                 }
             }
         });
     weights
-}
-
-/// Index i along an axis of `n` cells, wrapped if periodic, `None` outside a bounded one.
-fn wrap(i: isize, n: usize, periodic: bool) -> Option<usize> {
-    if periodic {
-        Some(i.rem_euclid(n as isize) as usize)
-    } else {
-        (0..n as isize).contains(&i).then_some(i as usize)
-    }
 }
 
 /// One plane of the fluid profile.
@@ -135,9 +146,10 @@ pub fn fluid_profile(
     fluid_profile_on(layout, velocity, phi, axis, None)
 }
 
-/// [`fluid_profile`] on a rank of a distributed run (`layout` this rank's slab, `phi` of its cells): the
-/// same rows on every rank, the serial ones. Each row's sums are taken z plane by z plane and the
-/// planes' sums added in z order, on any number of ranks.
+/// [`fluid_profile`] on a rank of a distributed run (`layout` this rank's block, `phi` of its cells):
+/// the same rows on every rank, the serial ones. Each row's sums are those of its x lines (or cells),
+/// chained along y within each plane and the planes' sums added along z
+/// ([`Decomposition::layer_sums`]), on any process grid.
 pub fn fluid_profile_on(
     layout: &GridLayout,
     velocity: &[Field; 3],
@@ -147,64 +159,52 @@ pub fn fluid_profile_on(
 ) -> Vec<FluidProfileRow> {
     let grid = layout.grid;
     let [n0, n1, n2] = grid.cells;
-    let global = decomposition.map_or(grid, |d| *d.global_grid());
-    let rows = global.cells[axis];
-    // Per z plane of this rank: the sums (fluid weight, solid, weighted u, v, w) of each row it cuts
-    // (the one row of the plane along z, every row along x or y).
-    let rows_per_plane = if axis == 2 { 1 } else { rows };
-    let partial: Vec<[f64; 5]> = (0..n2)
+    let serial;
+    let decomposition = match decomposition {
+        Some(d) => d,
+        None => {
+            serial = Decomposition::serial(grid, silt_fluid::boundary::Boundaries::periodic());
+            &serial
+        }
+    };
+    let global = *decomposition.global_grid();
+    // Per layer of this block along the axis: per quantity (fluid weight, solid, weighted u, v, w),
+    // the sums of the layer's lines (x lines, or single cells across x), plane by plane, row by row.
+    let lines: Vec<f64> = (0..grid.cells[axis])
         .into_par_iter()
-        .flat_map_iter(|k| {
-            (0..rows_per_plane).map(move |r| {
-                let mut sums = [0.0; 5];
-                let range = |a: usize, n: usize| if a == axis { r..r + 1 } else { 0..n };
-                for j in range(1, n1) {
-                    for i in range(0, n0) {
-                        let fraction = phi[i + n0 * (j + n1 * k)];
-                        let fluid = 1.0 - fraction;
-                        sums[1] += fraction;
-                        sums[0] += fluid;
-                        for c in 0..3 {
-                            // Cell centre: mean of the component's two faces (field indices + 1).
-                            let f = &velocity[c];
-                            let high = f.index(i + 1, j + 1, k + 1);
-                            let low = high - f.stride(c);
-                            sums[2 + c] += fluid * 0.5 * (f.data[high] + f.data[low]);
-                        }
+        .flat_map_iter(|layer| {
+            let range = |a: usize, n: usize| if a == axis { layer..layer + 1 } else { 0..n };
+            let lines: Vec<(usize, usize)> = range(2, n2)
+                .flat_map(|k| range(1, n1).map(move |j| (j, k)))
+                .collect();
+            let mut sums = vec![0.0; 5 * lines.len()];
+            for (line, &(j, k)) in lines.iter().enumerate() {
+                let mut line_sums = [0.0; 5];
+                for i in range(0, n0) {
+                    let fraction = phi[i + n0 * (j + n1 * k)];
+                    let fluid = 1.0 - fraction;
+                    line_sums[1] += fraction;
+                    line_sums[0] += fluid;
+                    for c in 0..3 {
+                        // Cell centre: mean of the component's two faces (field indices + 1).
+                        let f = &velocity[c];
+                        let high = f.index(i + 1, j + 1, k + 1);
+                        let low = high - f.stride(c);
+                        line_sums[2 + c] += fluid * 0.5 * (f.data[high] + f.data[low]);
                     }
                 }
-                sums
-            })
-        })
-        .collect();
-    // Every rank's planes, in z order.
-    let (planes, counts): (Vec<f64>, Vec<usize>) = match decomposition {
-        Some(d) if d.is_distributed() => {
-            let flat: Vec<f64> = partial.iter().flatten().copied().collect();
-            d.comm().all_gather_v(&flat)
-        }
-        _ => (
-            partial.iter().flatten().copied().collect(),
-            vec![5 * partial.len()],
-        ),
-    };
-    debug_assert_eq!(counts.iter().sum::<usize>(), planes.len());
-    let planes: Vec<&[f64]> = planes.chunks_exact(5).collect();
-    let cells = global.cell_count() as f64 / rows as f64;
-    (0..rows)
-        .map(|r| {
-            let mut sums = [0.0; 5];
-            // Along z the row is plane r; along x or y, row r of every plane.
-            let of_row: Box<dyn Iterator<Item = &&[f64]>> = if axis == 2 {
-                Box::new(std::iter::once(&planes[r]))
-            } else {
-                Box::new(planes.iter().skip(r).step_by(rows))
-            };
-            for plane in of_row {
-                for (sum, value) in sums.iter_mut().zip(plane.iter()) {
-                    *sum += value;
+                for (q, value) in line_sums.into_iter().enumerate() {
+                    sums[q * lines.len() + line] = value;
                 }
             }
+            sums
+        })
+        .collect();
+    let sums = decomposition.layer_sums(axis, &lines, 5);
+    let cells = global.cell_count() as f64 / global.cells[axis] as f64;
+    sums.chunks_exact(5)
+        .enumerate()
+        .map(|(r, sums)| {
             let weight = sums[0];
             FluidProfileRow {
                 position: global.origin[axis] + (r as f64 + 0.5) * global.spacing,
@@ -296,7 +296,7 @@ mod tests {
             (Vec3::new(0.2, 7.9, 11.8), 2.0),
             (Vec3::new(5.0, 4.0, 6.0), 1.5),
         ];
-        let phi = solid_fraction(&layout, &spheres);
+        let phi = solid_fraction(&layout, &layout.grid, &spheres);
         let volume: f64 = phi.iter().sum::<f64>() * 0.25f64.powi(3);
         let exact: f64 = spheres.iter().map(|s| 4.0 / 3.0 * PI * s.1.powi(3)).sum();
         // -0.6 % here (second order: -2.7 % at twice the cell size); a lost wrap would cost 10 % or more.
@@ -315,7 +315,7 @@ mod tests {
             f.data.iter_mut().for_each(|x| *x = v);
             f
         });
-        let phi = solid_fraction(&layout, &[(Vec3::new(5.0, 4.0, 6.0), 2.0)]);
+        let phi = solid_fraction(&layout, &layout.grid, &[(Vec3::new(5.0, 4.0, 6.0), 2.0)]);
         let profile = fluid_profile(&layout, &velocity, &phi, 2);
         assert_eq!(profile.len(), 24);
         for row in &profile {

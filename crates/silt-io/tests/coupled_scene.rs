@@ -382,7 +382,11 @@ fn a_run_writes_one_series_and_moves_the_spheres() {
     let p = &sim.model.particles.dem.particles;
     let spheres: Vec<(glam::DVec3, f64)> =
         p.position.iter().copied().zip(p.radius.clone()).collect();
-    let phi = silt_ibm::profiles::solid_fraction(&sim.model.particles.forcing.layout, &spheres);
+    let phi = silt_ibm::profiles::solid_fraction(
+        &sim.model.particles.forcing.layout,
+        &sim.model.particles.forcing.layout.grid,
+        &spheres,
+    );
     for (plane, row) in rows.iter().enumerate() {
         let mean = phi[256 * plane..256 * (plane + 1)].iter().sum::<f64>() / 256.0;
         assert!(

@@ -4,7 +4,8 @@
 //! (every rank holding all the beads, the hydrodynamics shared out by rows) writes the serial files, and
 //! so does a bed of spheres split into slabs (ghosts, migration, contact memory moving with its pair),
 //! its frames one `.pvtp` of the ranks' pieces, and a small sheared bed of resolved spheres (the fluid in
-//! slabs, each rank stepping the spheres of its slab and forcing its own planes) through the seed's protocol.
+//! pencils of y rows across gravity, each rank stepping the spheres of its block and forcing its own
+//! cells) through the seed's protocol.
 
 use silt_io::scenes::{simulation, simulation_on, Scene, SceneKind};
 use silt_parallel::LocalGroup;
@@ -421,6 +422,22 @@ fn a_sheared_bed_on_two_to_four_ranks_writes_the_serial_files_and_resumes_on_any
         // The fluid frames: one image of the ranks' pieces.
         let pvti = read(&dir.path().join("fluid/fluid_000003.pvti"));
         assert_eq!(pvti.matches("<Piece ").count(), ranks, "{pvti}");
+        // Split across gravity: the pieces hold whole z columns of their own rows (pencils N x 1).
+        let extents: Vec<Vec<usize>> = pvti
+            .split("<Piece Extent=\"")
+            .skip(1)
+            .map(|piece| {
+                let extent = piece.split('"').next().unwrap();
+                extent.split(' ').map(|v| v.parse().unwrap()).collect()
+            })
+            .collect();
+        assert!(
+            extents
+                .iter()
+                .all(|e| e[4] == extents[0][4] && e[5] == extents[0][5])
+                && extents.iter().any(|e| e[2] != extents[0][2]),
+            "{ranks} ranks: pieces {extents:?}"
+        );
     }
     // Stopped on 3 ranks while mobilising, resumed on 2 and 1; a serial run resumed on 4.
     for (first, then) in [(3, 2), (3, 1), (1, 4)] {

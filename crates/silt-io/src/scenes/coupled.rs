@@ -476,8 +476,9 @@ impl CoupledScene {
         self.halves_on(&silt_parallel::SingleRank::comm())
     }
 
-    /// This rank's part of [`CoupledScene::halves`] on the ranks of `comm`: its slab of the fluid and
-    /// every sphere, the forcing of its slab (`silt_ibm::rank_block`).
+    /// This rank's part of [`CoupledScene::halves`] on the ranks of `comm`: its block of the fluid
+    /// (split across gravity: `silt_ibm::model::coupled_process_grid`), the spheres near it and the
+    /// forcing of its block (`silt_ibm::rank_block`).
     pub fn halves_on(
         &self,
         comm: &silt_parallel::Comm,
@@ -508,7 +509,26 @@ impl CoupledScene {
                 bulk_velocity: silt_fluid::Signal::Constant(0.0),
             };
         }
-        let solver = fluid.solver_on_slabs(comm)?;
+        // Split across gravity (a bed's share on every rank), by the rule a restart uses.
+        let cells = fluid.config.grid.cells;
+        let ranks = comm.size();
+        let dims =
+            silt_ibm::model::coupled_process_grid(ranks, cells, dem.gravity).ok_or_else(|| {
+                self.keys().error(
+                    "fluid.cells",
+                    format!(
+                    "the fluid's {} x {} x {} cells cannot be split among {ranks} ranks: a rank \
+                     needs at least 2 rows (y) and 2 planes (z) of cells, and p_y x p_z ranks at \
+                     most {} x {}",
+                    cells[0],
+                    cells[1],
+                    cells[2],
+                    (cells[1] / 2).min(cells[0]),
+                    (cells[2] / 2).min(cells[1]),
+                ),
+                )
+            })?;
+        let solver = fluid.solver_with(comm, dims)?;
         let mut coupled = CoupledParticles::new(
             dem,
             fluid.config.grid,
@@ -520,7 +540,7 @@ impl CoupledScene {
         coupled.forcing.close_sphere_markers = self.close_sphere_markers;
         coupled.in_contact = self.in_contact;
         coupled.fluid_fraction_flow_rate = self.fluid_fraction_flow_rate;
-        // On ranks: the spheres split as the fluid's slabs split the cells.
+        // On ranks: the spheres split as the fluid's blocks split the cells.
         coupled.distribute(solver.decomposition());
         Ok((solver, coupled))
     }
@@ -564,8 +584,8 @@ impl SceneKind for Box<CoupledScene> {
         self.build_on(&silt_parallel::SingleRank::comm())
     }
 
-    /// This rank's slab of the fluid with every sphere (each rank steps them all; the forcing of its
-    /// slab and the loads of the spheres it owns are its part: `silt_ibm::rank_block`).
+    /// This rank's block of the fluid with the spheres near it (the forcing of its block and the
+    /// loads of the spheres it owns are its part: `silt_ibm::rank_block`).
     fn build_on(&self, comm: &silt_parallel::Comm) -> Result<CoupledModel, SceneError> {
         let (fluid, particles) = self.halves_on(comm)?;
         let output = CoupledOutput {

@@ -319,13 +319,9 @@ impl FluidScene {
         self.solver_with(comm, dims)
     }
 
-    /// This rank's part of [`FluidScene::solver`] in slabs of z planes (the coupled scenes, whose
-    /// spheres are split with the slabs).
-    pub fn solver_on_slabs(&self, comm: &silt_parallel::Comm) -> Result<FluidSolver, SceneError> {
-        self.solver_with(comm, [1, comm.size()])
-    }
-
-    fn solver_with(
+    /// This rank's part of [`FluidScene::solver`] on the process grid `dims` (`[p_y, p_z]`; the
+    /// coupled scenes choose theirs across gravity).
+    pub(crate) fn solver_with(
         &self,
         comm: &silt_parallel::Comm,
         dims: [usize; 2],
