@@ -174,24 +174,6 @@ impl Decomposition {
         Self::most_even_process_grid(ranks, cells)
     }
 
-    /// [`Decomposition::process_grid`] with the first split along `axis` (2: slabs of z planes, as
-    /// `process_grid`; 1: pencils of y rows, `N x 1`, while every rank keeps `min_layers` rows):
-    /// the coupled scenes split across gravity, so that every rank holds its share of a bed.
-    pub fn process_grid_along(
-        ranks: usize,
-        cells: [usize; 3],
-        min_layers: usize,
-        axis: usize,
-    ) -> Option<[usize; 2]> {
-        if axis != 1 {
-            return Self::process_grid(ranks, cells, min_layers);
-        }
-        if cells[1] >= min_layers.max(2) * ranks && cells[0] >= ranks && cells[2] >= 2 {
-            return Some([ranks, 1]);
-        }
-        Self::most_even_process_grid(ranks, cells)
-    }
-
     /// The most even split `[p_y, p_z]` of `ranks` between y and z that the cells allow (fewer ranks
     /// along y on a tie), if any.
     fn most_even_process_grid(ranks: usize, cells: [usize; 3]) -> Option<[usize; 2]> {
@@ -431,6 +413,19 @@ impl Decomposition {
         window: &dyn Fn(usize) -> [(isize, isize); 2],
         target: &mut [f64],
     ) {
+        self.fill_window_part(blocks, row_len, window, window(self.comm.rank()), target);
+    }
+
+    /// [`Decomposition::fill_window`] of the rows `needed(rank)` only (each rank's a part of its
+    /// window, in the same unwrapped numbering): `target` holds this rank's window `held`.
+    pub fn fill_window_part(
+        &self,
+        blocks: &[[Range<usize>; 2]],
+        row_len: usize,
+        needed: &dyn Fn(usize) -> [(isize, isize); 2],
+        held: [(isize, isize); 2],
+        target: &mut [f64],
+    ) {
         let extent = |axis: usize| blocks.iter().map(|b| b[axis].end).max().unwrap_or(0) as isize;
         let (m1, m2) = (extent(0), extent(1));
         let me = self.comm.rank();
@@ -452,13 +447,13 @@ impl Decomposition {
             own_rows.contains(&(j.rem_euclid(m1) as usize))
                 && own_planes.contains(&(k.rem_euclid(m2) as usize))
         };
-        let place = window_place(blocks, window(me));
+        let place = window_place(blocks, held);
         let (mut send, mut send_counts) = (Vec::new(), vec![0; ranks]);
         for (rank, count) in send_counts.iter_mut().enumerate() {
             if rank == me {
                 continue;
             }
-            let [(j0, j1), (k0, k1)] = window(rank);
+            let [(j0, j1), (k0, k1)] = needed(rank);
             for k in k0..k1 {
                 for j in j0..j1 {
                     if mine(j, k) {
@@ -469,14 +464,17 @@ impl Decomposition {
                 }
             }
         }
-        let [(j0, j1), (k0, k1)] = window(me);
-        let mut from = Vec::with_capacity(((j1 - j0) * (k1 - k0)) as usize);
+        // This rank's needed rows: their owners and their places in `target`.
+        let [(j0, j1), (k0, k1)] = needed(me);
+        let [(held_j0, held_j1), (held_k0, _)] = held;
+        let held_rows = held_j1 - held_j0;
+        let mut from = Vec::with_capacity(((j1 - j0) * (k1 - k0)).max(0) as usize);
         let mut recv_counts = vec![0; ranks];
         for k in k0..k1 {
             for j in j0..j1 {
                 let r = owner(j, k);
-                from.push(r);
                 if r != me {
+                    from.push((r, (j - held_j0 + held_rows * (k - held_k0)) as usize));
                     recv_counts[r] += row_len;
                 }
             }
@@ -493,12 +491,10 @@ impl Decomposition {
                 Some(start)
             })
             .collect();
-        for (at, &r) in from.iter().enumerate() {
-            if r != me {
-                target[at * row_len..(at + 1) * row_len]
-                    .copy_from_slice(&received[next[r]..next[r] + row_len]);
-                next[r] += row_len;
-            }
+        for &(r, at) in &from {
+            target[at * row_len..(at + 1) * row_len]
+                .copy_from_slice(&received[next[r]..next[r] + row_len]);
+            next[r] += row_len;
         }
     }
 
@@ -703,13 +699,6 @@ mod tests {
         // 512 ranks on 1024^3: slabs of 2 planes; 4,096 ranks: 64 x 64 pencils.
         assert_eq!(grid(512, [1024; 3], 2), Some([1, 512]));
         assert_eq!(grid(4096, [1024; 3], 2), Some([64, 64]));
-        // Across gravity along z: rows first, while every rank keeps 4 rows.
-        let along = Decomposition::process_grid_along;
-        assert_eq!(along(2, [90, 45, 130], 4, 1), Some([2, 1]));
-        assert_eq!(along(11, [90, 45, 130], 4, 1), Some([11, 1]));
-        assert_eq!(along(12, [90, 45, 130], 4, 1), Some([3, 4]));
-        assert_eq!(along(2, [90, 45, 130], 4, 2), Some([1, 2]));
-        assert_eq!(along(1, [4, 4, 4], 4, 1), Some([1, 1]));
         // The fluid scenes' rule: slabs of at least 4 planes.
         assert_eq!(grid(512, [1024; 3], MIN_SLAB_PLANES), Some([16, 32]));
         assert_eq!(grid(256, [1024; 3], MIN_SLAB_PLANES), Some([1, 256]));

@@ -631,6 +631,7 @@ impl DirectForcing {
             }
             let reach: Vec<f64> = self.markers.iter().map(|m| m.marker_radius).collect();
             rank_block.set_near(&self.spheres, &reach, &self.layout);
+            rank_block.set_needed(&self.spheres, &self.layout);
         }
         work.place_markers(self);
         self.placing_seconds += clock.elapsed().as_secs_f64();

@@ -293,8 +293,7 @@ impl Model for CoupledModel {
         let mut spheres: Vec<Option<DemCheckpoint>> = vec![None; ranks];
         let mut first = None;
         let cells = self.fluid.config.grid.cells;
-        let gravity = self.particles.dem.gravity;
-        let Some(dims) = coupled_process_grid(ranks, cells, gravity) else {
+        let Some(dims) = coupled_process_grid(ranks, cells) else {
             return Some(Err(format!(
                 "no process grid of {ranks} ranks fits the grid of {cells:?} cells"
             )));
@@ -560,22 +559,19 @@ impl Model for CoupledModel {
 /// The time-averaged profiles of the sheared bed so far: the particle bins (R_p wide, counted down from
 /// the bed top h_p) and the fluid planes (eq. 33), each with the seed's scaled height (y - h_p) / h_f
 /// from the mean h_p and h_f of the average.
-/// The process grid `[p_y, p_z]` of a coupled scene on `ranks` ranks with a fluid of `cells` and
-/// `gravity`: split across gravity first (along y when it points along z, so that every rank holds
-/// its share of a settled bed; slabs of z planes otherwise), every rank keeping 4 rows or planes
-/// (`silt_fluid::decomposition::MIN_SLAB_PLANES`), else the most even grid that fits; `None` if none
-/// does. A restart cuts the pieces of an earlier run by the same rule.
-pub fn coupled_process_grid(ranks: usize, cells: [usize; 3], gravity: Vec3) -> Option<[usize; 2]> {
-    let vertical = (0..3).max_by(|&a, &b| gravity[a].abs().total_cmp(&gravity[b].abs()));
-    let across = match vertical {
-        Some(2) if gravity.z != 0.0 => 1,
-        _ => 2,
-    };
-    silt_fluid::decomposition::Decomposition::process_grid_along(
+/// The process grid `[p_y, p_z]` of a coupled scene on `ranks` ranks with a fluid of `cells`: the
+/// fluid scenes' rule (slabs of z planes while every rank keeps
+/// `silt_fluid::decomposition::MIN_SLAB_PLANES` planes, else the most even pencils that fit); `None`
+/// if none fits. A restart cuts the pieces of an earlier run by the same rule. (Pencils across
+/// gravity, N x 1, so that each rank holds a share of a settled bed, were measured slower on the
+/// sheared bed A10 on 2 ranks, 0.141 s/step against 0.122 in slabs: a rank forces the markers of
+/// every sphere whose supports touch its rows, about 78 % of them, and the x-to-y transposes cost
+/// more than the slabs' one; docs/parallel.md.)
+pub fn coupled_process_grid(ranks: usize, cells: [usize; 3]) -> Option<[usize; 2]> {
+    silt_fluid::decomposition::Decomposition::process_grid(
         ranks,
         cells,
         silt_fluid::decomposition::MIN_SLAB_PLANES,
-        across,
     )
 }
 

@@ -29,6 +29,9 @@ pub struct BlockForcing {
     partition: [Vec<[Range<usize>; 2]>; 3],
     /// Per component: every rank's window of rows and of planes.
     windows: [Vec<[PlaneWindow; 2]>; 3],
+    /// Per component: the part of every rank's window that the forcing reads now (rows and planes,
+    /// unwrapped as the window numbers them): what a refresh brings ([`BlockForcing::set_needed`]).
+    needed: [Vec<[(isize, isize); 2]>; 3],
     /// The shape of this rank's window arrays (the domain's unknowns along x, the window's rows and
     /// planes along y and z, not wrapped).
     pub window_layout: GridLayout,
@@ -125,10 +128,17 @@ impl BlockForcing {
             }),
             ..global.clone()
         };
+        let needed = std::array::from_fn(|c| {
+            windows[c]
+                .iter()
+                .map(|w| w.map(|w| (w.first, w.first + w.count as isize)))
+                .collect()
+        });
         BlockForcing {
             decomposition: decomposition.clone(),
             partition,
             windows,
+            needed,
             window_layout,
             own_layout,
             values: Default::default(),
@@ -213,6 +223,58 @@ impl BlockForcing {
         );
     }
 
+    /// Sets, on every rank, the part of each rank's window that its forcing reads: the rows and
+    /// planes within R + 3 h of the centres of the spheres it places markers for (`near`: its own
+    /// and those near its block), which hold every point their supports and the inner integrals
+    /// reach (as the serial forcing's planes near the spheres). The refreshes then bring only
+    /// those rows (a bed low in a tall box: its planes, not the clear fluid above). Collective.
+    pub fn set_needed(&mut self, spheres: &[RigidSphere], global: &GridLayout) {
+        let grid = &global.grid;
+        let h = grid.spacing;
+        let mut mine = Vec::with_capacity(12);
+        for c in 0..3 {
+            let windows = self.window(c);
+            let start = global.unknowns[c].start;
+            // Per axis (y, z): the lowest and highest window index within reach of a sphere.
+            let mut bounds = [(usize::MAX, 0); 2];
+            for (sphere, _) in spheres.iter().zip(&self.near).filter(|(_, &near)| near) {
+                let reach = sphere.radius + 3.0 * h;
+                for (a, bound) in [1, 2].into_iter().zip(&mut bounds) {
+                    let half = if a == c { 0.0 } else { 0.5 };
+                    let s = |x: f64| (x - grid.origin[a]) / h + half;
+                    let low = s(sphere.centre[a] - reach).floor() as isize;
+                    let high = s(sphere.centre[a] + reach).ceil() as isize;
+                    for i in low..=high {
+                        let local = global
+                            .unknown_index(c, a, i)
+                            .and_then(|field| windows[a - 1].local(field - start[a]));
+                        if let Some(l) = local {
+                            bound.0 = bound.0.min(l);
+                            bound.1 = bound.1.max(l + 1);
+                        }
+                    }
+                }
+            }
+            for (w, (low, end)) in windows.iter().zip(bounds) {
+                let (low, end) = if low < end { (low, end) } else { (0, 0) };
+                mine.extend([
+                    (w.first + low as isize) as f64,
+                    (w.first + end as isize) as f64,
+                ]);
+            }
+        }
+        let (all, _) = self.decomposition.comm().all_gather_v(&mine);
+        for (rank, boxes) in all.chunks_exact(12).enumerate() {
+            for c in 0..3 {
+                let b = &boxes[4 * c..4 * c + 4];
+                self.needed[c][rank] = [
+                    (b[0] as isize, b[1] as isize),
+                    (b[2] as isize, b[3] as isize),
+                ];
+            }
+        }
+    }
+
     /// The sum over the ranks of one count per rank, added in rank order (exact for counts).
     pub fn sum_over_ranks(&self, count: usize) -> usize {
         self.decomposition.comm().sum_in_rank_order(count as f64) as usize
@@ -285,14 +347,21 @@ impl BlockForcing {
         }
     }
 
-    /// The rows of component c's window that other ranks hold, from them: one exchange of those rows
-    /// only (the own rows stay where they are).
+    /// The rows of component c's window that other ranks hold and the forcing reads, from them: one
+    /// exchange of those rows only (the own rows stay where they are).
     fn refresh_component(&mut self, c: usize) {
         let row_len = self.window_layout.unknowns[c].shape[0];
-        let windows = &self.windows[c];
-        let window = |rank: usize| windows[rank].map(|w| (w.first, w.first + w.count as isize));
-        self.decomposition
-            .fill_window(&self.partition[c], row_len, &window, &mut self.values[c]);
+        let needed = &self.needed[c];
+        let held = self
+            .window(c)
+            .map(|w| (w.first, w.first + w.count as isize));
+        self.decomposition.fill_window_part(
+            &self.partition[c],
+            row_len,
+            &|rank| needed[rank],
+            held,
+            &mut self.values[c],
+        );
     }
 
     /// Copies this rank's own rows of the window arrays into `own` (compact, the solver's layout).

@@ -4,8 +4,9 @@
 //! (every rank holding all the beads, the hydrodynamics shared out by rows) writes the serial files, and
 //! so does a bed of spheres split into slabs (ghosts, migration, contact memory moving with its pair),
 //! its frames one `.pvtp` of the ranks' pieces, and a small sheared bed of resolved spheres (the fluid in
-//! pencils of y rows across gravity, each rank stepping the spheres of its block and forcing its own
-//! cells) through the seed's protocol.
+//! slabs, each rank stepping the spheres of its slab and forcing its own planes) through the seed's
+//! protocol, and spheres settling in a flat periodic box whose fluid runs in slabs on 2 and 3 ranks and
+//! in 2 x 2 pencils on 4.
 
 use silt_io::scenes::{simulation, simulation_on, Scene, SceneKind};
 use silt_parallel::LocalGroup;
@@ -422,28 +423,98 @@ fn a_sheared_bed_on_two_to_four_ranks_writes_the_serial_files_and_resumes_on_any
         // The fluid frames: one image of the ranks' pieces.
         let pvti = read(&dir.path().join("fluid/fluid_000003.pvti"));
         assert_eq!(pvti.matches("<Piece ").count(), ranks, "{pvti}");
-        // Split across gravity: the pieces hold whole z columns of their own rows (pencils N x 1).
-        let extents: Vec<Vec<usize>> = pvti
-            .split("<Piece Extent=\"")
-            .skip(1)
-            .map(|piece| {
-                let extent = piece.split('"').next().unwrap();
-                extent.split(' ').map(|v| v.parse().unwrap()).collect()
-            })
-            .collect();
-        assert!(
-            extents
-                .iter()
-                .all(|e| e[4] == extents[0][4] && e[5] == extents[0][5])
-                && extents.iter().any(|e| e[2] != extents[0][2]),
-            "{ranks} ranks: pieces {extents:?}"
-        );
     }
     // Stopped on 3 ranks while mobilising, resumed on 2 and 1; a serial run resumed on 4.
     for (first, then) in [(3, 2), (3, 1), (1, 4)] {
         let dir = tempfile::tempdir().unwrap();
         run_sheared_bed(first, dir.path(), false, Some(0.5));
         run_sheared_bed(then, dir.path(), true, None);
+        compare(dir.path(), &format!("{first} ranks resumed on {then}"));
+    }
+}
+
+/// Glass spheres settling in water onto the floor of a flat box of 24 x 24 x 12 cells (D/h = 6,
+/// periodic along x and y, walls across z): too few planes for slabs of 4 on 4 ranks, so its fluid
+/// runs there in 2 x 2 pencils (slabs on 2 and 3).
+const FLAT_BOX: &str = r#"
+[simulation]
+dt = 2e-4
+end_time = 0.008
+gravity = [0.0, 0.0, -9.81]
+seed = 5
+
+[[material]]
+name = "glass"
+density = 2500.0
+e_dry = 0.97
+poisson = 0.22
+mu_s = 0.8
+mu_k = 0.15
+
+[[particles]]
+material = "glass"
+count = 5
+placement = "random"
+region = { min = [0.0, 0.0, 0.0], max = [0.0043, 0.0043, 0.0021] }
+diameter = { distribution = "gaussian", mean = 0.0011, std = 0.0001 }
+
+[output]
+interval = 0.002
+checkpoint_interval = 0.004
+
+[fluid]
+cells = [24, 24, 12]
+spacing = 1.8333333e-4
+density = 1000.0
+viscosity = 1e-6
+
+[fluid.boundaries]
+z_low = { type = "no-slip" }
+z_high = { type = "no-slip" }
+
+[fluid.output]
+vtk_interval = 0.004
+"#;
+
+#[test]
+fn spheres_in_a_fluid_on_pencils_write_the_serial_files_and_resume_on_any_grid() {
+    let Scene::Coupled(scene) = Scene::parse(FLAT_BOX, Path::new("scene.toml")).unwrap() else {
+        panic!("a coupled scene")
+    };
+    let run = |ranks: usize, out: &Path, resume: bool, until: Option<f64>| {
+        run_kind(&scene, FLAT_BOX, ranks, out, resume, until)
+    };
+    let serial = tempfile::tempdir().unwrap();
+    run(1, serial.path(), false, None);
+    let files = written_files(serial.path());
+    assert!(files.iter().any(|f| f == "diagnostics.csv"), "{files:?}");
+    let expected: Vec<String> = files.iter().map(|f| read(&serial.path().join(f))).collect();
+    let compare = |dir: &Path, what: &str| {
+        assert_eq!(written_files(dir), files, "{what}");
+        for (file, want) in files.iter().zip(&expected) {
+            assert_eq!(&read(&dir.join(file)), want, "{file}, {what}");
+        }
+    };
+    for ranks in 2..=4 {
+        let dir = tempfile::tempdir().unwrap();
+        run(ranks, dir.path(), false, None);
+        compare(dir.path(), &format!("{ranks} ranks"));
+        // The pieces of the fluid image: slabs of whole planes on 2 and 3 ranks, 2 x 2 pencils
+        // (pieces of half the rows) on 4.
+        let pvti = read(&dir.path().join("fluid/fluid_000002.pvti"));
+        let rows: Vec<&str> = pvti
+            .split("<Piece Extent=\"")
+            .skip(1)
+            .map(|piece| piece.split(' ').nth(3).unwrap())
+            .collect();
+        let split_rows = rows.iter().any(|&end| end != "24");
+        assert_eq!(split_rows, ranks == 4, "{ranks} ranks: {pvti}");
+    }
+    // Stopped on 4 ranks (pencils) and resumed on 3 (slabs) and 1; stopped on 2 and resumed on 4.
+    for (first, then) in [(4, 3), (4, 1), (2, 4)] {
+        let dir = tempfile::tempdir().unwrap();
+        run(first, dir.path(), false, Some(0.004));
+        run(then, dir.path(), true, None);
         compare(dir.path(), &format!("{first} ranks resumed on {then}"));
     }
 }

@@ -477,8 +477,8 @@ impl CoupledScene {
     }
 
     /// This rank's part of [`CoupledScene::halves`] on the ranks of `comm`: its block of the fluid
-    /// (split across gravity: `silt_ibm::model::coupled_process_grid`), the spheres near it and the
-    /// forcing of its block (`silt_ibm::rank_block`).
+    /// (`silt_ibm::model::coupled_process_grid`), the spheres near it and the forcing of its block
+    /// (`silt_ibm::rank_block`).
     pub fn halves_on(
         &self,
         comm: &silt_parallel::Comm,
@@ -509,14 +509,13 @@ impl CoupledScene {
                 bulk_velocity: silt_fluid::Signal::Constant(0.0),
             };
         }
-        // Split across gravity (a bed's share on every rank), by the rule a restart uses.
+        // Slabs while they fit, else pencils, by the rule a restart uses.
         let cells = fluid.config.grid.cells;
         let ranks = comm.size();
-        let dims =
-            silt_ibm::model::coupled_process_grid(ranks, cells, dem.gravity).ok_or_else(|| {
-                self.keys().error(
-                    "fluid.cells",
-                    format!(
+        let dims = silt_ibm::model::coupled_process_grid(ranks, cells).ok_or_else(|| {
+            self.keys().error(
+                "fluid.cells",
+                format!(
                     "the fluid's {} x {} x {} cells cannot be split among {ranks} ranks: a rank \
                      needs at least 2 rows (y) and 2 planes (z) of cells, and p_y x p_z ranks at \
                      most {} x {}",
@@ -526,8 +525,8 @@ impl CoupledScene {
                     (cells[1] / 2).min(cells[0]),
                     (cells[2] / 2).min(cells[1]),
                 ),
-                )
-            })?;
+            )
+        })?;
         let solver = fluid.solver_with(comm, dims)?;
         let mut coupled = CoupledParticles::new(
             dem,
