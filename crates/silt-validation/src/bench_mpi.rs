@@ -890,11 +890,12 @@ mod tests {
         let one = project_silt_pencils([256, 256, 256], [1, 1], 1e-7, 3, &net);
         assert_eq!((one.communication, one.efficiency), (0.0, 1.0));
         // 4 x 4 ranks: each solve moves 3/4 of the pencil within the row and 3/4 within the
-        // column, each way; 33 halo exchanges of two rows and two planes.
+        // column, each way; per stage 5 fields' two rows and two planes and one low row and plane
+        // (as the slabs' 11 planes: 5 fields on both sides and w's low one).
         let p = project_silt_pencils([256, 256, 256], [4, 4], 1e-7, 3, &net);
         let pencil = 8.0 * 256f64.powi(3) / 16.0;
-        let faces = 2.0 * 8.0 * 256.0 * 64.0 * 2.0;
-        let expected = 3.0 * 2.0 * pencil * 1.5 + 33.0 * faces;
+        let face = 8.0 * 256.0 * 64.0;
+        let expected = 3.0 * 2.0 * pencil * 1.5 + 3.0 * (5.0 * 4.0 * face + 2.0 * face);
         assert!((p.bytes_per_rank - expected).abs() < 1.0, "{p:?}");
         assert!(p.efficiency < 1.0 && p.efficiency > 0.0);
         assert_eq!(even_grid(512), [16, 32]);
@@ -1041,8 +1042,10 @@ pub fn project_slabs(
 /// The model of Silt's pencils (`silt_fluid::pencil_solver`) on a process grid `dims = [p_y, p_z]`
 /// of `cores` ranks (one per core): each solve transposes within the process-grid row (p_y ranks)
 /// and within the column (p_z ranks), each way, each an exchange of the rank's pencil ((p - 1)/p
-/// of it); each of the 3 stages sends 11 halo layers to each of its 4 neighbours (rows of
-/// `n_x · n_z / p_z`, planes of `n_x · n_y / p_y` values) and makes 4 reductions (the rows' sums
+/// of it); each of the 3 stages exchanges the halos of 5 fields with its neighbours (u, v, w, p
+/// and the pressure correction: each sends a row of `n_x · n_z / p_z` values to each of its 2
+/// neighbours along y and a plane of `n_x · n_y / p_y` to each of its 2 along z) and v's low row
+/// and w's low plane once more (the slabs' 11 planes per stage), and makes 4 reductions (the rows' sums
 /// within the row, then a gather: 2 (p_y - 1) + log2 P latencies). The ranks of a row sit on one
 /// node while it fits (consecutive ranks).
 pub fn project_silt_pencils(
@@ -1080,9 +1083,13 @@ pub fn project_silt_pencils(
     let neighbours = 2.0 * (usize::from(py > 1) + usize::from(pz > 1)) as f64;
     let face_bytes =
         if py > 1 { 2.0 * row_face } else { 0.0 } + if pz > 1 { 2.0 * plane_face } else { 0.0 };
+    // Per stage: 5 fields' faces on every side, and one low face along each split axis.
+    let low_faces = if py > 1 { row_face } else { 0.0 } + if pz > 1 { plane_face } else { 0.0 };
+    let split_axes = (usize::from(py > 1) + usize::from(pz > 1)) as f64;
+    let stage_halo_bytes = 5.0 * face_bytes + low_faces;
     let halos = if cores > 1 {
-        3.0 * 11.0
-            * (neighbours * network.latency + network.transfer(face_bytes, 0.5, ranks_per_node))
+        3.0 * ((5.0 * neighbours + split_axes) * network.latency
+            + network.transfer(stage_halo_bytes, 0.5, ranks_per_node))
     } else {
         0.0
     };
@@ -1103,7 +1110,7 @@ pub fn project_silt_pencils(
             * 2.0
             * pencil_bytes
             * ((py as f64 - 1.0) / py as f64 + (pz as f64 - 1.0) / pz as f64)
-            + 3.0 * 11.0 * face_bytes,
+            + 3.0 * stage_halo_bytes,
         efficiency: compute / (compute + communication),
     }
 }
