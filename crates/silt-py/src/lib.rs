@@ -1,0 +1,476 @@
+//! The Python module `silt._silt`, which the `silt` package (`python/silt`) re-exports: scenes parsed
+//! as `silt run` parses them ([`Scene`]), their models built and stepped as `silt run` steps them but
+//! without writing files ([`Simulation`]), and the state read into numpy arrays. docs/python.md.
+
+use numpy::{PyArray1, PyArray2, PyArrayMethods};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use silt_core::model::{Clock, Horizon, Model};
+use silt_core::Vec3;
+use silt_io::scenes::{Scene as AnyScene, SceneKind};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+create_exception!(
+    _silt,
+    SceneError,
+    PyValueError,
+    "A scene that cannot run: `key` names the offending key (dotted, e.g. \
+     `particles[0].diameter.std`), `file` the scene file, `message` what is wrong and what is allowed."
+);
+create_exception!(
+    _silt,
+    StepError,
+    PyRuntimeError,
+    "A step that failed (the run diverged, a particle left the domain, a solve failed): the message \
+     says what, where and when. The simulation keeps the state of its last good step."
+);
+
+/// The Python form of a scene error, with its key, file and message as attributes.
+fn scene_error(py: Python<'_>, e: silt_io::scenes::SceneError) -> PyErr {
+    let err = SceneError::new_err(e.to_string());
+    let value = err.value(py);
+    for (name, text) in [
+        ("key", e.key.clone()),
+        ("file", e.file.display().to_string()),
+        ("message", e.message.clone()),
+    ] {
+        if let Err(failed) = value.setattr(name, text) {
+            return failed;
+        }
+    }
+    err
+}
+
+/// A scene error about `key` of a scene given as a dict.
+fn dict_error(py: Python<'_>, key: &str, message: String) -> PyErr {
+    scene_error(
+        py,
+        silt_io::scenes::SceneError {
+            file: PathBuf::from("<dict>"),
+            key: key.to_string(),
+            message,
+        },
+    )
+}
+
+/// `key.name` (or `name` at the top).
+fn child_key(key: &str, name: &str) -> String {
+    if key.is_empty() {
+        name.to_string()
+    } else {
+        format!("{key}.{name}")
+    }
+}
+
+/// A Python value of a scene dict as a TOML value: bool, int, float, str, list or tuple (or anything
+/// with `tolist()`, such as a numpy array), dict with str keys.
+fn toml_value(value: &Bound<'_, PyAny>, key: &str) -> PyResult<toml::Value> {
+    let py = value.py();
+    if value.is_instance_of::<PyBool>() {
+        return Ok(toml::Value::Boolean(value.extract()?));
+    }
+    if value.is_instance_of::<PyInt>() {
+        return match value.extract::<i64>() {
+            Ok(i) => Ok(toml::Value::Integer(i)),
+            Err(_) => Err(dict_error(
+                py,
+                key,
+                format!("{value} is not allowed; integers must fit in 64 bits"),
+            )),
+        };
+    }
+    if value.is_instance_of::<PyFloat>() {
+        return Ok(toml::Value::Float(value.extract()?));
+    }
+    if value.is_instance_of::<PyString>() {
+        return Ok(toml::Value::String(value.extract()?));
+    }
+    if let Ok(dict) = value.cast::<PyDict>() {
+        return Ok(toml::Value::Table(toml_table(dict, key)?));
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let items: Vec<Bound<'_, PyAny>> = value.try_iter()?.collect::<PyResult<_>>()?;
+        let array = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| toml_value(item, &format!("{key}[{i}]")))
+            .collect::<PyResult<_>>()?;
+        return Ok(toml::Value::Array(array));
+    }
+    if value.hasattr("tolist")? {
+        // A numpy array or scalar: its Python form.
+        return toml_value(&value.call_method0("tolist")?, key);
+    }
+    Err(dict_error(
+        py,
+        key,
+        format!(
+            "a value of type {} is not allowed; a scene holds bools, numbers, strings, lists and \
+             dicts",
+            value.get_type().name()?
+        ),
+    ))
+}
+
+/// A scene dict (or one of its tables, at `key`) as a TOML table.
+fn toml_table(dict: &Bound<'_, PyDict>, key: &str) -> PyResult<toml::Table> {
+    let mut table = toml::Table::new();
+    for (name, value) in dict.iter() {
+        let Ok(name) = name.extract::<String>() else {
+            return Err(dict_error(
+                dict.py(),
+                key,
+                format!("the key {name} is not allowed; keys are strings"),
+            ));
+        };
+        let entry = toml_value(&value, &child_key(key, &name))?;
+        table.insert(name, entry);
+    }
+    Ok(table)
+}
+
+/// A scene: the same schema, defaults and errors as a TOML scene file read by `silt run`.
+#[pyclass(frozen, module = "silt")]
+struct Scene {
+    text: String,
+    source: PathBuf,
+    scene: AnyScene,
+}
+
+impl Scene {
+    fn parse(py: Python<'_>, text: String, source: PathBuf) -> PyResult<Self> {
+        let scene = AnyScene::parse(&text, &source).map_err(|e| scene_error(py, e))?;
+        Ok(Scene {
+            text,
+            source,
+            scene,
+        })
+    }
+}
+
+#[pymethods]
+impl Scene {
+    /// The scene in the TOML file at `path` (as `silt run path`).
+    #[staticmethod]
+    fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let text = silt_io::scenes::read_scene(&path).map_err(|e| scene_error(py, e))?;
+        Self::parse(py, text, path)
+    }
+
+    /// The scene written in TOML in `text`; `source` names it in errors.
+    #[staticmethod]
+    #[pyo3(signature = (text, source = None))]
+    fn from_toml(py: Python<'_>, text: String, source: Option<PathBuf>) -> PyResult<Self> {
+        Self::parse(py, text, source.unwrap_or_else(|| PathBuf::from("<text>")))
+    }
+
+    /// The scene given as a dict of tables, as a TOML file would hold them (`{"simulation": {"dt":
+    /// 1e-4, ...}, "particles": [{...}], ...}`); numpy arrays may stand for lists.
+    #[staticmethod]
+    fn from_dict(py: Python<'_>, scene: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let table = toml_table(scene, "")?;
+        let text = toml::to_string(&table).map_err(|e| dict_error(py, "", e.to_string()))?;
+        Self::parse(py, text, PathBuf::from("<dict>"))
+    }
+
+    /// "particles", "fluid", "coupled", "fibers" or "rods".
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.scene.kind()
+    }
+
+    /// The scene's text (TOML), as `silt run` writes it to its output folder.
+    fn to_toml(&self) -> String {
+        self.text.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "silt.Scene({} scene from {})",
+            self.scene.kind(),
+            self.source.display()
+        )
+    }
+}
+
+/// A model of any kind, as `silt run` builds it (one per simulation: the variants' sizes do not
+/// matter).
+#[allow(clippy::large_enum_variant)]
+enum AnyModel {
+    Particles(silt_dem::model::DemModel),
+    Fluid(silt_fluid::model::FluidModel),
+    Coupled(Box<silt_ibm::model::CoupledModel>),
+    Fibers(silt_fibers::model::FiberModel),
+    Rods(silt_rods::model::Rods),
+}
+
+/// `$body` with `$m` bound to the model inside `$model`, whatever its kind.
+macro_rules! on_model {
+    ($model:expr, $m:ident => $body:expr) => {
+        match $model {
+            AnyModel::Particles($m) => $body,
+            AnyModel::Fluid($m) => $body,
+            AnyModel::Coupled($m) => $body,
+            AnyModel::Fibers($m) => $body,
+            AnyModel::Rods($m) => $body,
+        }
+    };
+}
+
+impl AnyModel {
+    fn build(scene: &AnyScene) -> Result<Self, silt_io::scenes::SceneError> {
+        Ok(match scene {
+            AnyScene::Particles(s) => AnyModel::Particles(s.build()?),
+            AnyScene::Fluid(s) => AnyModel::Fluid(s.build()?),
+            AnyScene::Coupled(s) => AnyModel::Coupled(Box::new(s.build()?)),
+            AnyScene::Fibers(s) => AnyModel::Fibers(s.build()?),
+            AnyScene::Rods(s) => AnyModel::Rods(s.build()?),
+        })
+    }
+
+    fn advance(&mut self, horizon: Horizon) -> Result<(), silt_core::model::StepFailure> {
+        on_model!(self, m => m.advance(horizon))
+    }
+
+    fn time(&self) -> f64 {
+        on_model!(self, m => m.time())
+    }
+
+    fn steps(&self) -> u64 {
+        on_model!(self, m => m.steps())
+    }
+
+    fn clock(&self) -> Clock {
+        on_model!(self, m => m.clock())
+    }
+
+    /// The spheres of a particle or coupled model.
+    fn particles(&self) -> Option<&silt_dem::particles::Particles> {
+        match self {
+            AnyModel::Particles(m) => Some(&m.system.particles),
+            AnyModel::Coupled(m) => Some(&m.particles.dem.particles),
+            _ => None,
+        }
+    }
+}
+
+/// A simulation of a scene: its model built as `silt run` builds it, stepped as `silt run` steps it
+/// (one step or more per advance, the same numbers bit for bit), without writing any file. Stepping
+/// releases the GIL; Ctrl-C stops between advances, leaving the last finished state.
+#[pyclass(frozen, subclass, module = "silt")]
+struct Simulation {
+    model: Mutex<AnyModel>,
+    kind: &'static str,
+    end_time: f64,
+}
+
+impl Simulation {
+    /// The model, unless another thread is stepping it.
+    fn model(&self) -> PyResult<std::sync::MutexGuard<'_, AnyModel>> {
+        self.model.try_lock().map_err(|_| {
+            PyRuntimeError::new_err(
+                "the simulation is busy: another thread is stepping it (wait for that call to return)",
+            )
+        })
+    }
+
+    /// Advances `model` by `horizon` until `done` says it has gone far enough: each advance without
+    /// the GIL, signals (Ctrl-C) checked between advances.
+    fn advance_until(
+        py: Python<'_>,
+        model: &mut AnyModel,
+        horizon: impl Fn(&AnyModel) -> Option<Horizon>,
+    ) -> PyResult<()> {
+        while let Some(h) = horizon(model) {
+            let stepped = py.detach(|| model.advance(h));
+            stepped.map_err(|e| StepError::new_err(e.message))?;
+            py.check_signals()?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl Simulation {
+    /// The simulation of `scene` at its initial state.
+    #[new]
+    fn new(py: Python<'_>, scene: &Scene) -> PyResult<Self> {
+        let model = AnyModel::build(&scene.scene).map_err(|e| scene_error(py, e))?;
+        let end_time = match &scene.scene {
+            AnyScene::Particles(s) => s.settings().end_time,
+            AnyScene::Fluid(s) => s.settings().end_time,
+            AnyScene::Coupled(s) => s.settings().end_time,
+            AnyScene::Fibers(s) => s.settings().end_time,
+            AnyScene::Rods(s) => s.settings().end_time,
+        };
+        Ok(Simulation {
+            model: Mutex::new(model),
+            kind: scene.scene.kind(),
+            end_time,
+        })
+    }
+
+    /// "particles", "fluid", "coupled", "fibers" or "rods".
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// Simulated time.
+    #[getter]
+    fn time(&self) -> PyResult<f64> {
+        Ok(self.model()?.time())
+    }
+
+    /// Steps taken.
+    #[getter]
+    fn steps(&self) -> PyResult<u64> {
+        Ok(self.model()?.steps())
+    }
+
+    /// The scene's end time (`simulation.end_time`), where `run()` stops by default.
+    #[getter]
+    fn end_time(&self) -> f64 {
+        self.end_time
+    }
+
+    /// The step length of a fixed-step model; None where the model chooses its steps.
+    #[getter]
+    fn dt(&self) -> PyResult<Option<f64>> {
+        Ok(match self.model()?.clock() {
+            Clock::Fixed(dt) => Some(dt),
+            Clock::Adaptive => None,
+        })
+    }
+
+    /// Takes `n` steps.
+    #[pyo3(signature = (n = 1))]
+    fn step(&self, py: Python<'_>, n: u64) -> PyResult<()> {
+        let mut model = self.model()?;
+        let target = model.steps() + n;
+        Self::advance_until(py, &mut model, |m| {
+            (m.steps() < target).then(|| Horizon::Steps(target - m.steps()))
+        })
+    }
+
+    /// Advances to simulated time `t`: a fixed-step model to the first step at or past it (the
+    /// step `silt run --until t` stops at), a model choosing its steps exactly onto it.
+    fn advance_to(&self, py: Python<'_>, t: f64) -> PyResult<()> {
+        if !t.is_finite() {
+            return Err(PyValueError::new_err(format!(
+                "t = {t} is not allowed; a finite time"
+            )));
+        }
+        let mut model = self.model()?;
+        match model.clock() {
+            Clock::Fixed(dt) => {
+                let target = (t / dt - 1e-9).ceil().max(0.0) as u64;
+                Self::advance_until(py, &mut model, |m| {
+                    (m.steps() < target).then(|| Horizon::Steps(target - m.steps()))
+                })
+            }
+            Clock::Adaptive => Self::advance_until(py, &mut model, |m| {
+                (m.time() < t).then_some(Horizon::Time(t))
+            }),
+        }
+    }
+
+    /// The model's diagnostics now, one dict of column to value per row (the rows `silt run`
+    /// writes to diagnostics.csv: one for most models, one per rod for rods).
+    fn diagnostics_rows<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let mut model = self.model()?;
+        let (columns, rows) = on_model!(&mut *model, m => {
+            let columns = m.diagnostic_columns();
+            let rows = m.diagnostics().map_err(|e| StepError::new_err(e.message))?;
+            (columns, rows)
+        });
+        rows.iter()
+            .map(|row| {
+                let dict = PyDict::new(py);
+                for (name, value) in columns.iter().zip(row) {
+                    dict.set_item(name, value)?;
+                }
+                Ok(dict)
+            })
+            .collect()
+    }
+
+    /// Positions of the spheres (particle and coupled scenes), an (N, 3) array (a copy).
+    fn positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.sphere_vectors(py, |p| &p.position)
+    }
+
+    /// Velocities of the spheres, an (N, 3) array (a copy).
+    fn velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.sphere_vectors(py, |p| &p.velocity)
+    }
+
+    /// Angular velocities of the spheres, an (N, 3) array (a copy).
+    fn angular_velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.sphere_vectors(py, |p| &p.angular_velocity)
+    }
+
+    /// Radii of the spheres, an (N,) array (a copy).
+    fn radii<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let model = self.model()?;
+        let p = self.spheres_of(&model)?;
+        Ok(PyArray1::from_slice(py, &p.radius))
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        let model = self.model()?;
+        Ok(format!(
+            "silt.Simulation({} scene at t = {} after {} steps)",
+            self.kind,
+            model.time(),
+            model.steps()
+        ))
+    }
+}
+
+impl Simulation {
+    fn spheres_of<'a>(&self, model: &'a AnyModel) -> PyResult<&'a silt_dem::particles::Particles> {
+        model.particles().ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "a {} scene has no spheres (particle and coupled scenes have)",
+                self.kind
+            ))
+        })
+    }
+
+    /// One vector per sphere as an (N, 3) array.
+    fn sphere_vectors<'py>(
+        &self,
+        py: Python<'py>,
+        field: impl Fn(&silt_dem::particles::Particles) -> &Vec<Vec3>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let model = self.model()?;
+        let p = self.spheres_of(&model)?;
+        let flat: Vec<f64> = field(p).iter().flat_map(|v| v.to_array()).collect();
+        PyArray1::from_vec(py, flat).reshape([field(p).len(), 3])
+    }
+}
+
+/// Sets the number of worker threads of every simulation in this process (before the first
+/// step; by default all cores). Results do not depend on it.
+#[pyfunction]
+fn set_threads(threads: usize) -> PyResult<()> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .map_err(|e| PyRuntimeError::new_err(format!("the threads are already set: {e}")))
+}
+
+#[pymodule]
+fn _silt(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Scene>()?;
+    m.add_class::<Simulation>()?;
+    m.add("SceneError", m.py().get_type::<SceneError>())?;
+    m.add("StepError", m.py().get_type::<StepError>())?;
+    m.add_function(wrap_pyfunction!(set_threads, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,157 @@
+"""The package against the command-line program: the same scenes, errors and numbers."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import silt
+from conftest import ROOT, read_diagnostics
+
+DEFAULT_BED = ROOT / "examples" / "default-bed.toml"
+
+
+def test_a_particle_run_gives_the_cli_diagnostics_bit_for_bit(cli_run):
+    # 100 spheres dropped just above the floor: they reach it and each other within the run.
+    out = cli_run(
+        DEFAULT_BED,
+        "simulation.end_time=0.015",
+        "particles.0.count=100",
+        "particles.0.region.max=[0.008, 0.008, 0.004]",
+    )
+    expected = read_diagnostics(out / "diagnostics.csv")
+    # Spin comes only from collisions.
+    assert len(expected) == 4 and expected[-1]["rotational_energy"] > 0
+    # The scene the CLI ran (with the change), as written to its output folder.
+    sim = silt.Simulation(silt.Scene.from_file(out / "scene.toml"))
+    for row in expected:
+        sim.advance_to(row["time"])
+        assert sim.diagnostics() == row
+
+
+def test_a_fluid_run_gives_the_cli_diagnostics_bit_for_bit(cli_run):
+    out = cli_run(
+        ROOT / "examples" / "taylor-green-2d.toml", "fluid.end_time=0.2", "fluid.output.interval=0.05"
+    )
+    expected = read_diagnostics(out / "diagnostics.csv")
+    sim = silt.Simulation(silt.Scene.from_file(out / "scene.toml"))
+    assert sim.kind == "fluid"
+    for row in expected:
+        sim.advance_to(row["time"])
+        got = sim.diagnostics()
+        assert got == row, {k: (got[k], row[k]) for k in row if got[k] != row[k]}
+
+
+def test_steps_and_times_add_up():
+    sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
+    assert (sim.time, sim.steps, sim.kind) == (0.0, 0, "particles")
+    dt = sim.dt
+    sim.step()
+    sim.step(9)
+    assert sim.steps == 10 and sim.time == pytest.approx(10 * dt, rel=1e-12)
+    # advance_to stops at the first step at or past the time, as `silt run --until` does.
+    sim.advance_to(25.5 * dt)
+    assert sim.steps == 26
+    sim.advance_to(0.0)
+    assert sim.steps == 26
+
+
+def test_sphere_arrays_have_their_shapes_and_are_copies():
+    sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
+    sim.step(100)
+    x, v, w, r = sim.positions(), sim.velocities(), sim.angular_velocities(), sim.radii()
+    n = len(r)
+    assert n > 0
+    for a in (x, v, w):
+        assert a.shape == (n, 3) and a.dtype == np.float64 and a.flags["C_CONTIGUOUS"]
+    assert r.shape == (n,) and r.dtype == np.float64 and np.all(r > 0)
+    # Falling under gravity along -z.
+    assert np.all(v[:, 2] <= 0) and np.any(v[:, 2] < 0)
+    x[:] = 0.0
+    assert np.any(sim.positions() != 0.0)
+
+
+def test_scene_errors_name_the_key():
+    with pytest.raises(silt.SceneError) as error:
+        silt.Scene.from_dict({"simulation": {"dt": -1.0, "end_time": 1.0}})
+    assert isinstance(error.value, ValueError)
+    assert error.value.key == "simulation.dt", str(error.value)
+    assert "simulation.dt" in str(error.value)
+    with pytest.raises(silt.SceneError) as error:
+        silt.Scene.from_dict({"simulation": {"dt": object()}})
+    assert error.value.key == "simulation.dt"
+    with pytest.raises(silt.SceneError) as error:
+        silt.Scene.from_file(ROOT / "no-such-scene.toml")
+    assert "no-such-scene.toml" in str(error.value)
+
+
+def test_a_scene_from_a_dict_runs_as_its_toml():
+    tomllib = pytest.importorskip("tomllib")
+    text = DEFAULT_BED.read_text()
+    table = tomllib.loads(text)
+    table["simulation"]["end_time"] = 0.01
+    # numpy arrays stand for lists.
+    table["domain"]["max"] = np.array(table["domain"]["max"])
+    from_dict = silt.Simulation(silt.Scene.from_dict(table))
+    from_toml = silt.Simulation(silt.Scene.from_toml(text.replace("end_time = 0.2 ", "end_time = 0.01")))
+    assert from_dict.end_time == from_toml.end_time == 0.01
+    for sim in (from_dict, from_toml):
+        sim.step(100)
+    assert from_dict.diagnostics() == from_toml.diagnostics()
+    np.testing.assert_array_equal(from_dict.positions(), from_toml.positions())
+
+
+def test_stepping_releases_the_gil():
+    sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
+    ticks = [0]
+    running = [True]
+
+    def count():
+        while running[0]:
+            ticks[0] += 1
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    try:
+        time.sleep(0.05)
+        before = ticks[0]
+        sim.step(150)
+        during = ticks[0] - before
+    finally:
+        running[0] = False
+        counter.join()
+    # Held, the GIL would have frozen the counter for the whole call (a second or more).
+    assert during > 10_000, during
+
+
+def test_ctrl_c_stops_between_advances_and_leaves_a_usable_simulation():
+    import _thread
+
+    sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        sim.step(10**8)
+    timer.join()
+    stopped = sim.steps
+    assert 0 < stopped < 10**8
+    sim.step()
+    assert sim.steps == stopped + 1
+
+
+def test_run_calls_back_at_its_interval_and_stops_when_told():
+    sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
+    times = []
+    sim.run(until=0.0004, every=0.0001, callback=lambda s: times.append(s.time))
+    assert times == pytest.approx([0.0001, 0.0002, 0.0003, 0.0004], rel=1e-9)
+    sim.run(until=0.01, every=0.0001, callback=lambda s: False)
+    assert sim.time == pytest.approx(0.0005, rel=1e-9)
+    with pytest.raises(ValueError):
+        sim.run(every=0.0)
+
+
+def test_a_fluid_scene_has_no_spheres():
+    sim = silt.Simulation(silt.Scene.from_file(ROOT / "examples" / "taylor-green-2d.toml"))
+    with pytest.raises(ValueError, match="no spheres"):
+        sim.positions()
