@@ -155,3 +155,31 @@ def test_a_fluid_scene_has_no_spheres():
     sim = silt.Simulation(silt.Scene.from_file(ROOT / "examples" / "taylor-green-2d.toml"))
     with pytest.raises(ValueError, match="no spheres"):
         sim.positions()
+
+
+def test_fluid_fields_sit_at_their_staggered_points():
+    sim = silt.Simulation(silt.Scene.from_file(ROOT / "examples" / "taylor-green-2d.toml"))
+    u, v, p = sim.fluid_velocity(0), sim.fluid_velocity(1), sim.fluid_pressure()
+    assert u.shape == v.shape == p.shape == (64, 64, 2) and u.dtype == np.float64
+    assert u.flags["F_CONTIGUOUS"]
+    # The initial vortex, u = -cos x sin y, v = sin x cos y, at each component's own points.
+    x, y, _ = sim.fluid_coordinates("u")
+    np.testing.assert_allclose(u[:, :, 0], -np.cos(x)[:, None] * np.sin(y)[None, :], atol=1e-12)
+    x, y, _ = sim.fluid_coordinates("v")
+    np.testing.assert_allclose(v[:, :, 0], np.sin(x)[:, None] * np.cos(y)[None, :], atol=1e-12)
+    # u on the faces normal to x (x = i h), v on those normal to y, p at the centres.
+    h = 2 * np.pi / 64
+    xu, yu, _ = sim.fluid_coordinates("u")
+    xp, yp, zp = sim.fluid_coordinates("p")
+    np.testing.assert_allclose(xu, h * np.arange(1, 65), rtol=1e-14)
+    np.testing.assert_allclose(yu, h * (np.arange(64) + 0.5), rtol=1e-14)
+    np.testing.assert_allclose(xp, yu, rtol=1e-14)
+    sim.step(5)
+    # Decaying: the kinetic energy falls, the mean stays zero.
+    assert abs(sim.fluid_velocity(0).mean()) < 1e-12
+    with pytest.raises(ValueError):
+        sim.fluid_velocity(3)
+    with pytest.raises(ValueError):
+        sim.fluid_coordinates("q")
+    with pytest.raises(ValueError, match="no fluid"):
+        silt.Simulation(silt.Scene.from_file(DEFAULT_BED)).fluid_pressure()

@@ -2,7 +2,7 @@
 //! as `silt run` parses them ([`Scene`]), their models built and stepped as `silt run` steps them but
 //! without writing files ([`Simulation`]), and the state read into numpy arrays. docs/python.md.
 
-use numpy::{PyArray1, PyArray2, PyArrayMethods};
+use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -247,6 +247,15 @@ impl AnyModel {
         on_model!(self, m => m.clock())
     }
 
+    /// The fluid of a fluid or coupled model.
+    fn fluid(&self) -> Option<&silt_fluid::FluidSolver> {
+        match self {
+            AnyModel::Fluid(m) => Some(&m.solver),
+            AnyModel::Coupled(m) => Some(&m.fluid),
+            _ => None,
+        }
+    }
+
     /// The spheres of a particle or coupled model.
     fn particles(&self) -> Option<&silt_dem::particles::Particles> {
         match self {
@@ -420,6 +429,75 @@ impl Simulation {
         Ok(PyArray1::from_slice(py, &p.radius))
     }
 
+    /// Velocity component `component` (0, 1, 2 for x, y, z) of the fluid (fluid and coupled scenes)
+    /// at its points, an (n_x, n_y, n_z) array (a copy, x fastest in memory): the value on the high
+    /// face normal to the component of every cell (`fluid_coordinates("uvw"[component])`).
+    fn fluid_velocity<'py>(
+        &self,
+        py: Python<'py>,
+        component: usize,
+    ) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        if component > 2 {
+            return Err(PyValueError::new_err(format!(
+                "component {component} is not allowed; 0, 1 or 2 (x, y, z)"
+            )));
+        }
+        let model = self.model()?;
+        let fluid = self.fluid_of(&model)?;
+        field_interior(py, &fluid.state.velocity[component], fluid.grid().cells)
+    }
+
+    /// The fluid's pressure at the cell centres, an (n_x, n_y, n_z) array (a copy, x fastest in
+    /// memory).
+    fn fluid_pressure<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let model = self.model()?;
+        let fluid = self.fluid_of(&model)?;
+        field_interior(py, &fluid.state.pressure, fluid.grid().cells)
+    }
+
+    /// The coordinates along x, y and z of the points of the fluid's field `name` ("u", "v", "w"
+    /// on the faces normal to x, y, z; "p" at the cell centres): three 1-D arrays, so that value
+    /// `[i, j, k]` of the field sits at `(x[i], y[j], z[k])`.
+    #[allow(clippy::type_complexity)]
+    fn fluid_coordinates<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+    ) -> PyResult<(
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<f64>>,
+    )> {
+        let location = match name {
+            "u" => silt_fluid::grid::Location::Face(0),
+            "v" => silt_fluid::grid::Location::Face(1),
+            "w" => silt_fluid::grid::Location::Face(2),
+            "p" => silt_fluid::grid::Location::Centre,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "{name:?} is not allowed; \"u\", \"v\", \"w\" or \"p\""
+                )))
+            }
+        };
+        let model = self.model()?;
+        let grid = *self.fluid_of(&model)?.grid();
+        // Field index i (ghosts counted) along an axis: the interior points are 1..=n.
+        let along = |axis: usize| -> Vec<f64> {
+            (1..=grid.cells[axis])
+                .map(|i| {
+                    let mut index = [1; 3];
+                    index[axis] = i;
+                    grid.point(location, index)[axis]
+                })
+                .collect()
+        };
+        Ok((
+            PyArray1::from_vec(py, along(0)),
+            PyArray1::from_vec(py, along(1)),
+            PyArray1::from_vec(py, along(2)),
+        ))
+    }
+
     fn __repr__(&self) -> PyResult<String> {
         let model = self.model()?;
         Ok(format!(
@@ -441,6 +519,15 @@ impl Simulation {
         })
     }
 
+    fn fluid_of<'a>(&self, model: &'a AnyModel) -> PyResult<&'a silt_fluid::FluidSolver> {
+        model.fluid().ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "a {} scene has no fluid (fluid and coupled scenes have)",
+                self.kind
+            ))
+        })
+    }
+
     /// One vector per sphere as an (N, 3) array.
     fn sphere_vectors<'py>(
         &self,
@@ -452,6 +539,24 @@ impl Simulation {
         let flat: Vec<f64> = field(p).iter().flat_map(|v| v.to_array()).collect();
         PyArray1::from_vec(py, flat).reshape([field(p).len(), 3])
     }
+}
+
+/// The interior points of `field` (ghost layers left out) on a grid of `cells`, as an (n_x, n_y, n_z)
+/// array in Fortran order (x fastest, as Silt holds it).
+fn field_interior<'py>(
+    py: Python<'py>,
+    field: &silt_fluid::grid::Field,
+    cells: [usize; 3],
+) -> PyResult<Bound<'py, PyArray3<f64>>> {
+    let [n0, n1, n2] = cells;
+    let mut values = Vec::with_capacity(n0 * n1 * n2);
+    for k in 1..=n2 {
+        for j in 1..=n1 {
+            let first = field.index(1, j, k);
+            values.extend_from_slice(&field.data[first..first + n0]);
+        }
+    }
+    PyArray1::from_vec(py, values).reshape_with_order([n0, n1, n2], numpy::npyffi::NPY_ORDER::NPY_FORTRANORDER)
 }
 
 /// Sets the number of worker threads of every simulation in this process (before the first
