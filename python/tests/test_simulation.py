@@ -183,3 +183,69 @@ def test_fluid_fields_sit_at_their_staggered_points():
         sim.fluid_coordinates("q")
     with pytest.raises(ValueError, match="no fluid"):
         silt.Simulation(silt.Scene.from_file(DEFAULT_BED)).fluid_pressure()
+
+
+def test_a_fiber_run_gives_the_cli_diagnostics_bit_for_bit(cli_run):
+    out = cli_run(ROOT / "examples" / "fiber-sedimenting.toml", "fibers.end_time=4.0", "fibers.output.interval=1.0")
+    expected = read_diagnostics(out / "diagnostics.csv")
+    sim = silt.Simulation(silt.Scene.from_file(out / "scene.toml"))
+    # A row per step (the fibers' diagnostics interval).
+    assert sim.kind == "fibers" and len(expected) == 65
+    for row in expected:
+        sim.advance_to(row["time"])
+        assert sim.diagnostics() == row
+    x = sim.bead_positions()
+    assert x.shape == (20, 3) and sim.fiber_ranges() == [(0, 20)]
+    # Settling along -y under its weight.
+    assert np.all(x[:, 1] < 0)
+
+
+def test_an_implicit_rod_run_gives_the_cli_diagnostics_at_its_frames(cli_run):
+    out = cli_run(ROOT / "examples" / "rod-steel-pendulum.toml", "rods.end_time=0.06")
+    expected = read_diagnostics(out / "diagnostics.csv")
+    sim = silt.Simulation(silt.Scene.from_file(out / "scene.toml"))
+    assert sim.kind == "rods" and sim.dt is None and sim.rod_count() == 1
+    for row in expected:
+        # A model choosing its steps lands on the frame times, as the CLI does.
+        sim.advance_to(row["time"])
+        assert sim.diagnostics() == row
+    nodes = sim.rod_nodes(0)
+    assert nodes.shape == (51, 3)
+    assert nodes[-1, 0] == expected[-1]["tip_x"] and nodes[-1, 2] == expected[-1]["tip_z"]
+    with pytest.raises(ValueError, match="rod 1"):
+        sim.rod_nodes(1)
+
+
+def rpy_translation(x, f, a, eta):
+    """The RPY translational mobility product for beads at least 2a apart (the reference)."""
+    v = f / (6 * np.pi * eta * a)
+    for i in range(len(x)):
+        for j in range(len(x)):
+            if i == j:
+                continue
+            r = x[i] - x[j]
+            d = np.linalg.norm(r)
+            e = r / d
+            m = ((1 + 2 * a**2 / (3 * d**2)) * np.eye(3) + (1 - 2 * a**2 / d**2) * np.outer(e, e)) / (8 * np.pi * eta * d)
+            v[i] += m @ f[j]
+    return v
+
+
+def test_the_rpy_product_is_the_rpy_tensor():
+    rng = np.random.default_rng(4)
+    a, eta = 0.7, 1.3
+    # One bead: Stokes drag and rotation.
+    v, w = silt.hydro.rpy_product(np.zeros((1, 3)), np.array([[1.0, 2.0, 3.0]]), np.array([[0.0, 0.0, 1.0]]), a=a, eta=eta)
+    np.testing.assert_allclose(v, [[1.0, 2.0, 3.0]] / np.array(6 * np.pi * eta * a), rtol=1e-14)
+    np.testing.assert_allclose(w, [[0.0, 0.0, 1.0 / (8 * np.pi * eta * a**3)]], rtol=1e-14)
+    # Beads on a loose lattice (all farther apart than 2a) under random forces.
+    x = np.array([[i, j, k] for i in range(4) for j in range(3) for k in range(2)], dtype=float) * 2.5 * a
+    x += rng.uniform(-0.2 * a, 0.2 * a, x.shape)
+    f = rng.normal(size=x.shape)
+    v, w = silt.hydro.rpy_product(x, f, a=a, eta=eta)
+    assert v.shape == w.shape == x.shape
+    np.testing.assert_allclose(v, rpy_translation(x, f, a, eta), rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="one row per bead"):
+        silt.hydro.rpy_product(x, f[:-1], a=a, eta=eta)
+    with pytest.raises(ValueError, match="radius"):
+        silt.hydro.rpy_product(x, f, a=-1.0, eta=eta)

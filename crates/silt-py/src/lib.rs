@@ -2,7 +2,9 @@
 //! as `silt run` parses them ([`Scene`]), their models built and stepped as `silt run` steps them but
 //! without writing files ([`Simulation`]), and the state read into numpy arrays. docs/python.md.
 
-use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods};
+use numpy::{
+    PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -498,6 +500,56 @@ impl Simulation {
         ))
     }
 
+    /// The bead centres of a fiber scene, an (N, 3) array (a copy), fiber by fiber.
+    fn bead_positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let model = self.model()?;
+        match &*model {
+            AnyModel::Fibers(m) => Ok(vectors(py, &m.system.fibers.positions)?),
+            _ => Err(self.missing("beads", "fiber")),
+        }
+    }
+
+    /// The beads of each fiber of a fiber scene: `(first, end)` indices into `bead_positions()`.
+    fn fiber_ranges(&self) -> PyResult<Vec<(usize, usize)>> {
+        let model = self.model()?;
+        match &*model {
+            AnyModel::Fibers(m) => Ok(m
+                .system
+                .fibers
+                .fibers()
+                .iter()
+                .map(|r| (r.start, r.end))
+                .collect()),
+            _ => Err(self.missing("fibers", "fiber")),
+        }
+    }
+
+    /// The number of rods of a rod scene.
+    fn rod_count(&self) -> PyResult<usize> {
+        let model = self.model()?;
+        match &*model {
+            AnyModel::Rods(m) => Ok(m.len()),
+            _ => Err(self.missing("rods", "rod")),
+        }
+    }
+
+    /// The node positions of rod `k` of a rod scene, an (N + 1, 3) array (a copy).
+    #[pyo3(signature = (k = 0))]
+    fn rod_nodes<'py>(&self, py: Python<'py>, k: usize) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let model = self.model()?;
+        match &*model {
+            AnyModel::Rods(m) if k < m.len() => {
+                let states = m.states();
+                vectors(py, &states[k].0.nodes)
+            }
+            AnyModel::Rods(m) => Err(PyValueError::new_err(format!(
+                "rod {k} is not allowed; the scene has {} rod(s)",
+                m.len()
+            ))),
+            _ => Err(self.missing("rods", "rod")),
+        }
+    }
+
     fn __repr__(&self) -> PyResult<String> {
         let model = self.model()?;
         Ok(format!(
@@ -519,6 +571,14 @@ impl Simulation {
         })
     }
 
+    /// The error for state this kind of scene does not have.
+    fn missing(&self, what: &str, kind: &str) -> PyErr {
+        PyValueError::new_err(format!(
+            "a {} scene has no {what} ({kind} scenes have)",
+            self.kind
+        ))
+    }
+
     fn fluid_of<'a>(&self, model: &'a AnyModel) -> PyResult<&'a silt_fluid::FluidSolver> {
         model.fluid().ok_or_else(|| {
             PyValueError::new_err(format!(
@@ -536,9 +596,75 @@ impl Simulation {
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let model = self.model()?;
         let p = self.spheres_of(&model)?;
-        let flat: Vec<f64> = field(p).iter().flat_map(|v| v.to_array()).collect();
-        PyArray1::from_vec(py, flat).reshape([field(p).len(), 3])
+        vectors(py, field(p))
     }
+}
+
+/// Vectors as an (N, 3) array (a copy).
+fn vectors<'py>(py: Python<'py>, values: &[Vec3]) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let flat: Vec<f64> = values.iter().flat_map(|v| v.to_array()).collect();
+    PyArray1::from_vec(py, flat).reshape([values.len(), 3])
+}
+
+/// An (N, 3) array as vectors; `name` for the error.
+fn read_vectors(array: &PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<Vec<Vec3>> {
+    let shape = array.shape();
+    if shape[1] != 3 {
+        return Err(PyValueError::new_err(format!(
+            "{name} has shape {shape:?}; (N, 3) is allowed"
+        )));
+    }
+    let view = array.as_array();
+    Ok(view
+        .rows()
+        .into_iter()
+        .map(|r| Vec3::new(r[0], r[1], r[2]))
+        .collect())
+}
+
+/// The Rotne–Prager–Yamakawa mobility product of beads of radius `a` in a fluid of viscosity `eta`
+/// (seed 002, eq. 2.4; with the overlap correction for beads closer than 2a): the velocities `V` and
+/// angular velocities `W` of beads at `x` under forces `F` and torques `T` (all (N, 3) arrays; `T`
+/// None for none), without forming the matrix, the GIL released. Returns `(V, W)`.
+#[pyfunction]
+#[pyo3(signature = (x, forces, torques = None, *, a, eta))]
+#[allow(clippy::type_complexity)]
+fn rpy_product<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    forces: PyReadonlyArray2<'py, f64>,
+    torques: Option<PyReadonlyArray2<'py, f64>>,
+    a: f64,
+    eta: f64,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
+    let kernel = silt_fibers::rpy::RpyKernel::new(a, eta).map_err(PyValueError::new_err)?;
+    let mobility = silt_fibers::mobility::Mobility {
+        kernel,
+        hydrodynamics: silt_fibers::mobility::Hydrodynamics::Rpy,
+    };
+    let positions = read_vectors(&x, "x")?;
+    let n = positions.len();
+    let forces = read_vectors(&forces, "forces")?;
+    let torques = match torques {
+        Some(t) => read_vectors(&t, "torques")?,
+        None => vec![Vec3::ZERO; n],
+    };
+    for (name, len) in [("forces", forces.len()), ("torques", torques.len())] {
+        if len != n {
+            return Err(PyValueError::new_err(format!(
+                "{name} has {len} rows and x {n}; one row per bead"
+            )));
+        }
+    }
+    if let Some(i) = positions.iter().position(|p| !p.is_finite()) {
+        return Err(PyValueError::new_err(format!(
+            "bead {i} is at {:?}; finite positions are allowed",
+            positions[i]
+        )));
+    }
+    let (mut velocities, mut angular) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
+    py.detach(|| mobility.apply(&positions, &forces, &torques, &mut velocities, &mut angular));
+    Ok((vectors(py, &velocities)?, vectors(py, &angular)?))
 }
 
 /// The interior points of `field` (ghost layers left out) on a grid of `cells`, as an (n_x, n_y, n_z)
@@ -556,7 +682,8 @@ fn field_interior<'py>(
             values.extend_from_slice(&field.data[first..first + n0]);
         }
     }
-    PyArray1::from_vec(py, values).reshape_with_order([n0, n1, n2], numpy::npyffi::NPY_ORDER::NPY_FORTRANORDER)
+    PyArray1::from_vec(py, values)
+        .reshape_with_order([n0, n1, n2], numpy::npyffi::NPY_ORDER::NPY_FORTRANORDER)
 }
 
 /// Sets the number of worker threads of every simulation in this process (before the first
@@ -576,6 +703,7 @@ fn _silt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SceneError", m.py().get_type::<SceneError>())?;
     m.add("StepError", m.py().get_type::<StepError>())?;
     m.add_function(wrap_pyfunction!(set_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(rpy_product, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
