@@ -249,3 +249,35 @@ def test_the_rpy_product_is_the_rpy_tensor():
         silt.hydro.rpy_product(x, f[:-1], a=a, eta=eta)
     with pytest.raises(ValueError, match="radius"):
         silt.hydro.rpy_product(x, f, a=-1.0, eta=eta)
+
+
+def test_a_checkpoint_restores_the_state_and_the_run_continues_bit_for_bit(tmp_path):
+    sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
+    sim.step(50)
+    sim.checkpoint(tmp_path / "saved")
+    assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == ["checkpoint.bin", "scene.toml"]
+    back = silt.Simulation.restore(tmp_path / "saved")
+    assert isinstance(back, silt.Simulation)
+    assert (back.time, back.steps) == (sim.time, sim.steps)
+    np.testing.assert_array_equal(back.positions(), sim.positions())
+    for s in (sim, back):
+        s.step(50)
+    assert back.diagnostics() == sim.diagnostics()
+    np.testing.assert_array_equal(back.velocities(), sim.velocities())
+
+
+def test_a_cli_run_opens_at_its_last_checkpoint(cli_run, tmp_path):
+    out = cli_run(ROOT / "examples" / "taylor-green-2d.toml", "fluid.end_time=0.1", "fluid.output.interval=0.05")
+    last = read_diagnostics(out / "diagnostics.csv")[-1]
+    sim = silt.Simulation.restore(out)
+    assert sim.time == last["time"] == 0.1
+    assert sim.diagnostics() == last
+    # A damaged checkpoint is refused with the file named.
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "scene.toml").write_text((out / "scene.toml").read_text())
+    (tmp_path / "bad" / "checkpoint.bin").write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="checkpoint.bin"):
+        silt.Simulation.restore(tmp_path / "bad")
+    with pytest.raises(OSError, match="no checkpoint"):
+        (tmp_path / "bad" / "checkpoint.bin").unlink()
+        silt.Simulation.restore(tmp_path / "bad")

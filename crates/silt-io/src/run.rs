@@ -599,24 +599,10 @@ impl<M: Model> Simulation<M> {
 
     /// This rank's checkpoint file.
     fn write_own_checkpoint(&mut self) -> Result<(), RunError> {
-        let header = CheckpointHeader {
-            magic: CHECKPOINT_MAGIC.into(),
-            format: CHECKPOINT_FORMAT,
-            kind: self.model.kind().into(),
-            fingerprint: self.fingerprint,
-            frame: self.frame,
-            steps: self.model.steps(),
-            time: self.model.time(),
-        };
-        let state = self.model.checkpoint();
-        let encode =
-            |e: bincode::Error| RunError::Checkpoint(format!("cannot encode the checkpoint: {e}"));
-        let mut bytes = bincode::serialize(&header).map_err(encode)?;
-        bincode::serialize_into(&mut bytes, &state).map_err(encode)?;
         let path = self
             .out_dir
             .join(checkpoint_file(self.comm.rank(), self.comm.size()));
-        write_atomic(&path, &bytes).map_err(io_error(&path))
+        write_checkpoint(&path, &mut self.model, self.fingerprint, self.frame)
     }
 
     /// Appends the diagnostics rows of the current state; a value that is not finite stops the run.
@@ -864,7 +850,35 @@ fn missing_checkpoint(out_dir: &Path, path: &Path, ranks: usize) -> RunError {
 }
 
 /// The checkpoint at `path`, refused unless it is Silt's, of `kind` and of the scene with `fingerprint`.
-fn read_checkpoint<M: Model>(
+/// Writes `model`'s checkpoint to `path` (whole or not at all), in the format `silt run --resume`
+/// reads: the header (`fingerprint` of the scene's text, [`fingerprint`](crate::scenes::fingerprint);
+/// `frame`, the number of the last frame written) and the model's state.
+pub fn write_checkpoint<M: Model>(
+    path: &Path,
+    model: &mut M,
+    fingerprint: u64,
+    frame: u64,
+) -> Result<(), RunError> {
+    let header = CheckpointHeader {
+        magic: CHECKPOINT_MAGIC.into(),
+        format: CHECKPOINT_FORMAT,
+        kind: model.kind().into(),
+        fingerprint,
+        frame,
+        steps: model.steps(),
+        time: model.time(),
+    };
+    let state = model.checkpoint();
+    let encode =
+        |e: bincode::Error| RunError::Checkpoint(format!("cannot encode the checkpoint: {e}"));
+    let mut bytes = bincode::serialize(&header).map_err(encode)?;
+    bincode::serialize_into(&mut bytes, &state).map_err(encode)?;
+    write_atomic(path, &bytes).map_err(io_error(path))
+}
+
+/// Reads a checkpoint written by [`write_checkpoint`] for a model of `kind` and a scene of
+/// `fingerprint`: its header and state, or why it does not fit.
+pub fn read_checkpoint<M: Model>(
     path: &Path,
     kind: &str,
     fingerprint: u64,

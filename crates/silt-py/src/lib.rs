@@ -6,9 +6,9 @@ use numpy::{
     PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods,
 };
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 use silt_core::model::{Clock, Horizon, Model};
 use silt_core::Vec3;
 use silt_io::scenes::{Scene as AnyScene, SceneKind};
@@ -204,7 +204,7 @@ impl Scene {
 enum AnyModel {
     Particles(silt_dem::model::DemModel),
     Fluid(silt_fluid::model::FluidModel),
-    Coupled(Box<silt_ibm::model::CoupledModel>),
+    Coupled(silt_ibm::model::CoupledModel),
     Fibers(silt_fibers::model::FiberModel),
     Rods(silt_rods::model::Rods),
 }
@@ -227,7 +227,7 @@ impl AnyModel {
         Ok(match scene {
             AnyScene::Particles(s) => AnyModel::Particles(s.build()?),
             AnyScene::Fluid(s) => AnyModel::Fluid(s.build()?),
-            AnyScene::Coupled(s) => AnyModel::Coupled(Box::new(s.build()?)),
+            AnyScene::Coupled(s) => AnyModel::Coupled(s.build()?),
             AnyScene::Fibers(s) => AnyModel::Fibers(s.build()?),
             AnyScene::Rods(s) => AnyModel::Rods(s.build()?),
         })
@@ -276,6 +276,8 @@ struct Simulation {
     model: Mutex<AnyModel>,
     kind: &'static str,
     end_time: f64,
+    /// The scene's text (written beside a checkpoint).
+    text: String,
 }
 
 impl Simulation {
@@ -321,7 +323,68 @@ impl Simulation {
             model: Mutex::new(model),
             kind: scene.scene.kind(),
             end_time,
+            text: scene.text.clone(),
         })
+    }
+
+    /// Writes the simulation's state to the folder `path` (created if needed): its scene as
+    /// `scene.toml` and its checkpoint as `checkpoint.bin`, in the format of `silt run`'s output
+    /// folder, each file whole or not at all. [`Simulation.restore`] reads it back.
+    fn checkpoint(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let mut model = self.model()?;
+        let io = |e: std::io::Error, file: &std::path::Path| {
+            PyOSError::new_err(format!("{}: {e}", file.display()))
+        };
+        std::fs::create_dir_all(&path).map_err(|e| io(e, &path))?;
+        let scene = path.join("scene.toml");
+        silt_io::atomic::write_atomic(&scene, self.text.as_bytes()).map_err(|e| io(e, &scene))?;
+        let fingerprint = silt_io::scenes::fingerprint(&self.text);
+        let file = path.join("checkpoint.bin");
+        let model: &mut AnyModel = &mut model;
+        let written = py.detach(
+            || on_model!(model, m => silt_io::run::write_checkpoint(&file, m, fingerprint, 0)),
+        );
+        written.map_err(|e| PyOSError::new_err(e.to_string()))
+    }
+
+    /// The simulation whose state the folder `path` holds: one written by
+    /// [`Simulation.checkpoint`], or the output folder of a (serial) `silt run`, at its last
+    /// checkpoint. The scene is the folder's `scene.toml`.
+    #[classmethod]
+    fn restore<'py>(cls: &Bound<'py, PyType>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
+        let py = cls.py();
+        let scene = Scene::from_file(py, path.join("scene.toml"))?;
+        let fingerprint = silt_io::scenes::fingerprint(&scene.text);
+        // An instance of the class asked for (the package's subclass).
+        let instance = cls.call1((Bound::new(py, scene)?,))?;
+        let simulation = instance.cast::<Simulation>()?.get();
+        let file = path.join("checkpoint.bin");
+        if !file.exists() {
+            return Err(PyOSError::new_err(format!(
+                "{}: no checkpoint here (a run on several ranks writes one per rank: resume it with \
+                 `silt run --resume` on one rank first)",
+                file.display()
+            )));
+        }
+        let mut model = simulation.model()?;
+        let kind = simulation.kind;
+        macro_rules! restore {
+            ($m:expr, $t:ty) => {{
+                let (_, state) = silt_io::run::read_checkpoint::<$t>(&file, kind, fingerprint)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                $m.restore(state)
+                    .map_err(|e| PyValueError::new_err(format!("{}: {e}", file.display())))?
+            }};
+        }
+        match &mut *model {
+            AnyModel::Particles(m) => restore!(m, silt_dem::model::DemModel),
+            AnyModel::Fluid(m) => restore!(m, silt_fluid::model::FluidModel),
+            AnyModel::Coupled(m) => restore!(m, silt_ibm::model::CoupledModel),
+            AnyModel::Fibers(m) => restore!(m, silt_fibers::model::FiberModel),
+            AnyModel::Rods(m) => restore!(m, silt_rods::model::Rods),
+        }
+        drop(model);
+        Ok(instance)
     }
 
     /// "particles", "fluid", "coupled", "fibers" or "rods".
