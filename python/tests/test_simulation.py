@@ -281,3 +281,35 @@ def test_a_cli_run_opens_at_its_last_checkpoint(cli_run, tmp_path):
     with pytest.raises(OSError, match="no checkpoint"):
         (tmp_path / "bad" / "checkpoint.bin").unlink()
         silt.Simulation.restore(tmp_path / "bad")
+
+
+def test_external_loads_act_on_the_spheres_until_cleared():
+    sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
+    m = sim.masses()
+    x0 = sim.positions()
+    # Each sphere's weight held up: nothing moves (none touches another or the floor yet).
+    up = np.zeros((len(m), 3))
+    up[:, 2] = m * 9.81
+    sim.set_external_loads(up)
+    sim.step(50)
+    assert np.all(sim.velocities() == 0.0)
+    np.testing.assert_array_equal(sim.positions(), x0)
+    # Cleared: they fall.
+    sim.set_external_loads(None)
+    sim.step(10)
+    assert np.all(sim.velocities()[:, 2] < 0)
+    with pytest.raises(ValueError, match="one row per sphere"):
+        sim.set_external_loads(up[:-1])
+    with pytest.raises(ValueError, match="finite"):
+        sim.set_external_loads(np.full_like(up, np.inf))
+
+
+def test_a_fluid_body_force_accelerates_the_mean_flow():
+    sim = silt.Simulation(silt.Scene.from_file(ROOT / "examples" / "taylor-green-2d.toml"))
+    sim.set_fluid_body_force([0.3, 0.0, 0.0])
+    sim.step(4)
+    # A periodic box: the mean velocity gains f t; the vortex keeps its zero mean.
+    assert sim.fluid_velocity(0).mean() == pytest.approx(0.3 * sim.time, rel=1e-10)
+    assert abs(sim.fluid_velocity(1).mean()) < 1e-12
+    with pytest.raises(ValueError, match="no fluid"):
+        silt.Simulation(silt.Scene.from_file(DEFAULT_BED)).set_fluid_body_force([1.0, 0.0, 0.0])

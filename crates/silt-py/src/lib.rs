@@ -233,8 +233,20 @@ impl AnyModel {
         })
     }
 
-    fn advance(&mut self, horizon: Horizon) -> Result<(), silt_core::model::StepFailure> {
-        on_model!(self, m => m.advance(horizon))
+    /// One advance (a step or more) of the model; a particle model with `external` loads takes one
+    /// step with them added to every evaluation.
+    fn advance(
+        &mut self,
+        horizon: Horizon,
+        external: Option<&silt_dem::forces::Loads>,
+    ) -> Result<(), silt_core::model::StepFailure> {
+        match (self, external) {
+            (AnyModel::Particles(m), Some(loads)) => m
+                .system
+                .step_with_loads(loads)
+                .map_err(|e| silt_core::model::StepFailure::new(e.to_string())),
+            (model, _) => on_model!(model, m => m.advance(horizon)),
+        }
     }
 
     fn time(&self) -> f64 {
@@ -278,27 +290,36 @@ struct Simulation {
     end_time: f64,
     /// The scene's text (written beside a checkpoint).
     text: String,
+    /// Forces and torques on the spheres of a particle scene added at every evaluation, as set from
+    /// Python (none: the scene's loads only).
+    external: Mutex<Option<silt_dem::forces::Loads>>,
+}
+
+/// The error of a call into a simulation that another thread is stepping.
+fn busy() -> PyErr {
+    PyRuntimeError::new_err(
+        "the simulation is busy: another thread is stepping it (wait for that call to return)",
+    )
 }
 
 impl Simulation {
     /// The model, unless another thread is stepping it.
     fn model(&self) -> PyResult<std::sync::MutexGuard<'_, AnyModel>> {
-        self.model.try_lock().map_err(|_| {
-            PyRuntimeError::new_err(
-                "the simulation is busy: another thread is stepping it (wait for that call to return)",
-            )
-        })
+        self.model.try_lock().map_err(|_| busy())
     }
 
     /// Advances `model` by `horizon` until `done` says it has gone far enough: each advance without
     /// the GIL, signals (Ctrl-C) checked between advances.
     fn advance_until(
+        &self,
         py: Python<'_>,
         model: &mut AnyModel,
         horizon: impl Fn(&AnyModel) -> Option<Horizon>,
     ) -> PyResult<()> {
+        let external = self.external.lock().map_err(|_| busy())?;
+        let external = external.as_ref();
         while let Some(h) = horizon(model) {
-            let stepped = py.detach(|| model.advance(h));
+            let stepped = py.detach(|| model.advance(h, external));
             stepped.map_err(|e| StepError::new_err(e.message))?;
             py.check_signals()?;
         }
@@ -324,6 +345,7 @@ impl Simulation {
             kind: scene.scene.kind(),
             end_time,
             text: scene.text.clone(),
+            external: Mutex::new(None),
         })
     }
 
@@ -425,7 +447,7 @@ impl Simulation {
     fn step(&self, py: Python<'_>, n: u64) -> PyResult<()> {
         let mut model = self.model()?;
         let target = model.steps() + n;
-        Self::advance_until(py, &mut model, |m| {
+        self.advance_until(py, &mut model, |m| {
             (m.steps() < target).then(|| Horizon::Steps(target - m.steps()))
         })
     }
@@ -442,11 +464,11 @@ impl Simulation {
         match model.clock() {
             Clock::Fixed(dt) => {
                 let target = (t / dt - 1e-9).ceil().max(0.0) as u64;
-                Self::advance_until(py, &mut model, |m| {
+                self.advance_until(py, &mut model, |m| {
                     (m.steps() < target).then(|| Horizon::Steps(target - m.steps()))
                 })
             }
-            Clock::Adaptive => Self::advance_until(py, &mut model, |m| {
+            Clock::Adaptive => self.advance_until(py, &mut model, |m| {
                 (m.time() < t).then_some(Horizon::Time(t))
             }),
         }
@@ -485,6 +507,76 @@ impl Simulation {
     /// Angular velocities of the spheres, an (N, 3) array (a copy).
     fn angular_velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         self.sphere_vectors(py, |p| &p.angular_velocity)
+    }
+
+    /// Masses of the spheres, an (N,) array (a copy).
+    fn masses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let model = self.model()?;
+        let p = self.spheres_of(&model)?;
+        Ok(PyArray1::from_slice(py, &p.mass))
+    }
+
+    /// Adds forces `F` (and torques `T`), (N, 3) arrays, to the spheres of a particle scene at every
+    /// evaluation of every following step (beside contacts, lubrication and gravity), until set again;
+    /// None clears them. They are not part of the scene or of a checkpoint.
+    #[pyo3(signature = (forces, torques = None))]
+    fn set_external_loads(
+        &self,
+        forces: Option<PyReadonlyArray2<'_, f64>>,
+        torques: Option<PyReadonlyArray2<'_, f64>>,
+    ) -> PyResult<()> {
+        let model = self.model()?;
+        let n = match &*model {
+            AnyModel::Particles(m) => m.system.particles.len(),
+            _ => return Err(self.missing("external loads on spheres yet", "particle")),
+        };
+        let loads = match forces {
+            None => None,
+            Some(forces) => {
+                let force = read_vectors(&forces, "forces")?;
+                let torque = match torques {
+                    Some(t) => read_vectors(&t, "torques")?,
+                    None => vec![Vec3::ZERO; n],
+                };
+                for (name, values) in [("forces", &force), ("torques", &torque)] {
+                    if values.len() != n {
+                        return Err(PyValueError::new_err(format!(
+                            "{name} has {} rows and the scene {n} spheres; one row per sphere",
+                            values.len()
+                        )));
+                    }
+                    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+                        return Err(PyValueError::new_err(format!(
+                            "{name}[{i}] = {:?} is not allowed; finite values",
+                            values[i]
+                        )));
+                    }
+                }
+                Some(silt_dem::forces::Loads { force, torque })
+            }
+        };
+        *self.external.lock().map_err(|_| busy())? = loads;
+        Ok(())
+    }
+
+    /// Replaces the fluid's body force (per unit mass, along x, y, z) of a fluid or coupled scene by
+    /// the constant `force` from the next stage on (in a coupled scene this replaces the force that
+    /// holds up a periodic suspension's weight too).
+    fn set_fluid_body_force(&self, force: [f64; 3]) -> PyResult<()> {
+        if let Some(c) = force.iter().position(|f| !f.is_finite()) {
+            return Err(PyValueError::new_err(format!(
+                "force[{c}] = {} is not allowed; finite values",
+                force[c]
+            )));
+        }
+        let mut model = self.model()?;
+        let config = match &mut *model {
+            AnyModel::Fluid(m) => &mut m.solver.config,
+            AnyModel::Coupled(m) => &mut m.fluid.config,
+            _ => return Err(self.missing("fluid", "fluid and coupled")),
+        };
+        config.body_force = force.map(silt_core::signal::Signal::Constant);
+        Ok(())
     }
 
     /// Radii of the spheres, an (N,) array (a copy).
