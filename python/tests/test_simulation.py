@@ -313,3 +313,28 @@ def test_a_fluid_body_force_accelerates_the_mean_flow():
     assert abs(sim.fluid_velocity(1).mean()) < 1e-12
     with pytest.raises(ValueError, match="no fluid"):
         silt.Simulation(silt.Scene.from_file(DEFAULT_BED)).set_fluid_body_force([1.0, 0.0, 0.0])
+
+
+def test_the_fields_of_a_static_cantilever_carry_its_tip_force():
+    # Timoshenko's cantilever (validation-data.md): clamped, a tip force of 15 across it, solved statically.
+    sim = silt.Simulation(silt.Scene.from_file(ROOT / "examples" / "rod-timoshenko-static.toml"))
+    sim.advance_to(1.0)
+    f = sim.rod_fields()
+    shapes = {name: a.shape for name, a in f.items()}
+    assert shapes == {
+        "nodes": (101, 3),
+        "directors": (100, 3, 3),
+        "shear_strain": (100, 3),
+        "internal_force": (100, 3),
+        "curvature": (101, 3),
+        "internal_moment": (101, 3),
+    }
+    # Without distributed loads every segment carries the tip force,
+    np.testing.assert_allclose(f["internal_force"], np.tile([-15.0, 0.0, 0.0], (100, 1)), atol=1e-8)
+    # and the moment at a node is the tip force times its lever arm.
+    x = f["nodes"]
+    np.testing.assert_allclose(f["internal_moment"][:-1, 1], -15.0 * (x[-1, 2] - x[:-1, 2]), rtol=1e-6)
+    # The tip deflection of the reference, 0.067770 (bending + shear).
+    assert -x[-1, 0] == pytest.approx(0.067770, rel=1e-3)
+    d = f["directors"]
+    np.testing.assert_allclose(np.einsum("nij,nkj->nik", d, d), np.tile(np.eye(3), (100, 1, 1)), atol=1e-12)

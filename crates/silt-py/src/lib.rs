@@ -705,6 +705,58 @@ impl Simulation {
         }
     }
 
+    /// The fields of rod `k` of a rod scene (copies), as a dict: "nodes" (N + 1, 3) positions;
+    /// per segment "directors" (N, 3, 3) (row m the director d_m in the world frame), "shear_strain"
+    /// (N, 3) Gamma in the body frame, "internal_force" (N, 3) n = p (C_G Gamma) p-bar in the world
+    /// frame; per node "curvature" (N + 1, 3) K in the body frame and "internal_moment" (N + 1, 3)
+    /// C_K (K - K0) in the world frame (zero at a free or hinged end).
+    #[pyo3(signature = (k = 0))]
+    fn rod_fields<'py>(&self, py: Python<'py>, k: usize) -> PyResult<Bound<'py, PyDict>> {
+        let model = self.model()?;
+        let rod = match &*model {
+            AnyModel::Rods(m) if k < m.len() => m.states().swap_remove(k).0,
+            AnyModel::Rods(m) => {
+                return Err(PyValueError::new_err(format!(
+                    "rod {k} is not allowed; the scene has {} rod(s)",
+                    m.len()
+                )))
+            }
+            _ => return Err(self.missing("rods", "rod")),
+        };
+        let segments = silt_rods::fields::segment_fields(&rod);
+        let nodes = silt_rods::fields::node_fields(&rod);
+        let fields = PyDict::new(py);
+        fields.set_item("nodes", vectors(py, &rod.nodes)?)?;
+        let directors: Vec<f64> = segments
+            .iter()
+            .flat_map(|s| s.directors.iter().flat_map(|d| d.to_array()))
+            .collect();
+        fields.set_item(
+            "directors",
+            PyArray1::from_vec(py, directors).reshape([segments.len(), 3, 3])?,
+        )?;
+        let per_segment = |f: fn(&silt_rods::fields::SegmentFields) -> Vec3| -> Vec<Vec3> {
+            segments.iter().map(f).collect()
+        };
+        fields.set_item(
+            "shear_strain",
+            vectors(py, &per_segment(|s| s.shear_strain))?,
+        )?;
+        fields.set_item(
+            "internal_force",
+            vectors(py, &per_segment(|s| s.internal_force))?,
+        )?;
+        let per_node = |f: fn(&silt_rods::fields::NodeFields) -> Vec3| -> Vec<Vec3> {
+            nodes.iter().map(f).collect()
+        };
+        fields.set_item("curvature", vectors(py, &per_node(|n| n.curvature))?)?;
+        fields.set_item(
+            "internal_moment",
+            vectors(py, &per_node(|n| n.internal_moment))?,
+        )?;
+        Ok(fields)
+    }
+
     fn __repr__(&self) -> PyResult<String> {
         let model = self.model()?;
         Ok(format!(
