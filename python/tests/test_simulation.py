@@ -338,3 +338,25 @@ def test_the_fields_of_a_static_cantilever_carry_its_tip_force():
     assert -x[-1, 0] == pytest.approx(0.067770, rel=1e-3)
     d = f["directors"]
     np.testing.assert_allclose(np.einsum("nij,nkj->nik", d, d), np.tile(np.eye(3), (100, 1, 1)), atol=1e-12)
+
+
+def test_the_beads_motion_balances_and_asking_for_it_changes_nothing():
+    scene = silt.Scene.from_file(ROOT / "examples" / "fiber-sedimenting.toml")
+    asked, plain = silt.Simulation(scene), silt.Simulation(scene)
+    for sim in (asked, plain):
+        sim.step(3)
+    motion = asked.bead_motion()
+    assert {name: a.shape for name, a in motion.items()} == {
+        name: (20, 3)
+        for name in ("velocities", "angular_velocities", "constraint_forces", "constraint_torques", "forces", "torques")
+    }
+    # The constraints are internal (they sum to nothing over the fiber); with the elastic forces, the
+    # beads carry the fiber's weight, 20 beads of bead_force (0, -1, 0).
+    np.testing.assert_allclose(motion["constraint_forces"].sum(axis=0), 0.0, atol=1e-10)
+    np.testing.assert_allclose(motion["forces"].sum(axis=0), [0.0, -20.0, 0.0], atol=1e-10)
+    assert np.all(motion["velocities"][:, 1] < 0)
+    for sim in (asked, plain):
+        sim.step(3)
+    np.testing.assert_array_equal(asked.bead_positions(), plain.bead_positions())
+    with pytest.raises(ValueError, match="no beads"):
+        silt.Simulation(silt.Scene.from_file(DEFAULT_BED)).bead_motion()

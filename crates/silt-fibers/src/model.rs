@@ -83,6 +83,12 @@ impl FiberModel {
         }
     }
 
+    /// The beads' motion in the current state (velocities, constraint and total forces and torques),
+    /// solved once per state: the step that follows uses the same solve, so asking changes nothing.
+    pub fn motion(&mut self) -> Result<&ConstrainedMotion, StepFailure> {
+        Ok(&self.solved()?.0)
+    }
+
     /// The motion of the current state (solved now, or kept from the output of this state).
     fn solved(&mut self) -> Result<&(ConstrainedMotion, ConstraintSystem), StepFailure> {
         if self.solved.is_none() {

@@ -679,6 +679,32 @@ impl Simulation {
         }
     }
 
+    /// The beads' motion in the current state of a fiber scene, as a dict of (N, 3) arrays (copies):
+    /// "velocities", "angular_velocities", the constraint forces and torques J^T lambda
+    /// ("constraint_forces", "constraint_torques") and the totals with the elastic and external loads
+    /// ("forces", "torques"). Solved once per state (the next step uses the same solve).
+    fn bead_motion<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut model = self.model()?;
+        let AnyModel::Fibers(m) = &mut *model else {
+            return Err(self.missing("beads", "fiber"));
+        };
+        let motion = py
+            .detach(|| m.motion().cloned())
+            .map_err(|e| StepError::new_err(e.message))?;
+        let fields = PyDict::new(py);
+        for (name, values) in [
+            ("velocities", &motion.velocities),
+            ("angular_velocities", &motion.angular_velocities),
+            ("constraint_forces", &motion.constraint_forces),
+            ("constraint_torques", &motion.constraint_torques),
+            ("forces", &motion.forces),
+            ("torques", &motion.torques),
+        ] {
+            fields.set_item(name, vectors(py, values)?)?;
+        }
+        Ok(fields)
+    }
+
     /// The number of rods of a rod scene.
     fn rod_count(&self) -> PyResult<usize> {
         let model = self.model()?;
