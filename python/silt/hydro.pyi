@@ -9,4 +9,5 @@ def rpy_product(
     *,
     a: float,
     eta: float,
+    overlap: bool = True,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...

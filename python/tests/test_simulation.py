@@ -360,3 +360,15 @@ def test_the_beads_motion_balances_and_asking_for_it_changes_nothing():
     np.testing.assert_array_equal(asked.bead_positions(), plain.bead_positions())
     with pytest.raises(ValueError, match="no beads"):
         silt.Simulation(silt.Scene.from_file(DEFAULT_BED)).bead_motion()
+
+
+def test_without_the_overlap_correction_overlapping_beads_take_the_far_field_form():
+    rng = np.random.default_rng(5)
+    a, eta = 1.0, 0.8
+    # Beads within 2a of one another.
+    x = rng.uniform(0, 3.0, (12, 3))
+    f = rng.normal(size=x.shape)
+    far, _ = silt.hydro.rpy_product(x, f, a=a, eta=eta, overlap=False)
+    np.testing.assert_allclose(far, rpy_translation(x, f, a, eta), rtol=1e-12, atol=1e-15)
+    corrected, _ = silt.hydro.rpy_product(x, f, a=a, eta=eta)
+    assert np.abs(corrected - far).max() > 1e-3

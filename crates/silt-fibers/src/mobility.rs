@@ -248,7 +248,9 @@ impl LaneWork for RpyRows<'_> {
         let (a, eta) = (self.kernel.radius(), self.kernel.viscosity());
         let splat = |v: f64| L::splat(maker, v);
         let zero = splat(0.0);
-        let contact = splat(2.0 * a);
+        // Where the far-field form starts: 2a, or any distance above zero without the overlap
+        // correction (bead i itself always takes the self terms).
+        let contact = splat(self.kernel.far_from());
         let inverse_radius = splat(1.0 / a);
         // Far branch: 1/(8πη r) (1 + 2a²/(3r²)), 1/(8πη r) (1 - 2a²/r²), ∓1/(16πη r³), 1/(8πη r²).
         let far_translation = splat(1.0 / (8.0 * PI * eta));
@@ -583,6 +585,11 @@ mod tests {
             rpy(0.5),
             Mobility {
                 hydrodynamics: Hydrodynamics::FreeDrain,
+                ..rpy(0.5)
+            },
+            // The far-field form for the overlapping pairs too.
+            Mobility {
+                kernel: rpy(0.5).kernel.without_overlap_correction(),
                 ..rpy(0.5)
             },
         ] {

@@ -61,6 +61,9 @@ impl PairMobility {
 pub struct RpyKernel {
     radius: f64,
     viscosity: f64,
+    /// Pairs closer than 2a take Wajnryb et al.'s overlap branch (the default); without it the
+    /// far-field RPY form holds for every distinct pair (as pystokes computes it).
+    overlap_correction: bool,
 }
 
 impl RpyKernel {
@@ -71,7 +74,34 @@ impl RpyKernel {
                 return Err(format!("{name} must be positive and finite, got {value}"));
             }
         }
-        Ok(RpyKernel { radius, viscosity })
+        Ok(RpyKernel {
+            radius,
+            viscosity,
+            overlap_correction: true,
+        })
+    }
+
+    /// The same kernel with the far-field RPY form for overlapping pairs too (no overlap correction).
+    pub fn without_overlap_correction(self) -> Self {
+        RpyKernel {
+            overlap_correction: false,
+            ..self
+        }
+    }
+
+    /// Whether pairs closer than 2a take the overlap branch.
+    pub fn overlap_correction(&self) -> bool {
+        self.overlap_correction
+    }
+
+    /// The separation from which a pair takes the far-field form: 2a, or (without the overlap
+    /// correction) any distance above zero.
+    pub fn far_from(&self) -> f64 {
+        if self.overlap_correction {
+            2.0 * self.radius
+        } else {
+            f64::MIN_POSITIVE
+        }
     }
 
     /// Bead radius `a`.
@@ -101,7 +131,7 @@ impl RpyKernel {
         let (a, eta) = (self.radius, self.viscosity);
         let r = separation.length();
         let direction = if r > 0.0 { separation / r } else { Vec3::ZERO };
-        if r >= 2.0 * a {
+        if r >= self.far_from() {
             let (r2, a2) = (r * r, a * a);
             let translation = 1.0 / (8.0 * PI * eta * r);
             let rotation = 1.0 / (16.0 * PI * eta * r2 * r);

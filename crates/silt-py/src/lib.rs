@@ -856,11 +856,12 @@ fn read_vectors(array: &PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<Vec<V
 }
 
 /// The Rotne–Prager–Yamakawa mobility product of beads of radius `a` in a fluid of viscosity `eta`
-/// (seed 002, eq. 2.4; with the overlap correction for beads closer than 2a): the velocities `V` and
-/// angular velocities `W` of beads at `x` under forces `F` and torques `T` (all (N, 3) arrays; `T`
-/// None for none), without forming the matrix, the GIL released. Returns `(V, W)`.
+/// (seed 002, eq. 2.4; with `overlap`, Wajnryb et al.'s correction for beads closer than 2a, else the
+/// far-field form for every pair): the velocities `V` and angular velocities `W` of beads at `x` under
+/// forces `F` and torques `T` (all (N, 3) arrays; `T` None for none), without forming the matrix, the
+/// GIL released. Returns `(V, W)`.
 #[pyfunction]
-#[pyo3(signature = (x, forces, torques = None, *, a, eta))]
+#[pyo3(signature = (x, forces, torques = None, *, a, eta, overlap = true))]
 #[allow(clippy::type_complexity)]
 fn rpy_product<'py>(
     py: Python<'py>,
@@ -869,8 +870,12 @@ fn rpy_product<'py>(
     torques: Option<PyReadonlyArray2<'py, f64>>,
     a: f64,
     eta: f64,
+    overlap: bool,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
-    let kernel = silt_fibers::rpy::RpyKernel::new(a, eta).map_err(PyValueError::new_err)?;
+    let mut kernel = silt_fibers::rpy::RpyKernel::new(a, eta).map_err(PyValueError::new_err)?;
+    if !overlap {
+        kernel = kernel.without_overlap_correction();
+    }
     let mobility = silt_fibers::mobility::Mobility {
         kernel,
         hydrodynamics: silt_fibers::mobility::Hydrodynamics::Rpy,
