@@ -14,9 +14,9 @@ stepping releases the GIL, and Ctrl-C stops between advances. See docs/python.md
 
 from ._silt import Scene, SceneError, StepError, set_threads, __version__
 from ._silt import Simulation as _Simulation
-from . import hydro
+from . import hydro, rods
 
-__all__ = ["Scene", "SceneError", "Simulation", "StepError", "hydro", "set_threads", "__version__"]
+__all__ = ["Scene", "SceneError", "Simulation", "StepError", "hydro", "rods", "set_threads", "__version__"]
 
 
 class Simulation(_Simulation):

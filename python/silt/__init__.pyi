@@ -13,6 +13,7 @@ class SceneError(ValueError):
 class StepError(RuntimeError): ...
 
 from . import hydro as hydro
+from . import rods as rods
 
 def set_threads(threads: int) -> None: ...
 

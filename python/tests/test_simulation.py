@@ -372,3 +372,19 @@ def test_without_the_overlap_correction_overlapping_beads_take_the_far_field_for
     np.testing.assert_allclose(far, rpy_translation(x, f, a, eta), rtol=1e-12, atol=1e-15)
     corrected, _ = silt.hydro.rpy_product(x, f, a=a, eta=eta)
     assert np.abs(corrected - far).max() > 1e-3
+
+
+def test_the_static_solve_is_the_static_integrators():
+    scene = silt.Scene.from_file(ROOT / "examples" / "rod-timoshenko-static.toml")
+    (solved,) = silt.rods.solve_static(scene)
+    assert solved["residual"] < 1e-8 and solved["newton_steps"] >= 1 and solved["load_steps"] >= 1
+    sim = silt.Simulation(scene)
+    sim.advance_to(1.0)
+    np.testing.assert_array_equal(solved["nodes"], sim.rod_nodes(0))
+    assert -solved["nodes"][-1, 0] == pytest.approx(0.067770, rel=1e-3)
+    # A dynamic rod scene solved statically: the pendulum hangs straight down.
+    (hanging,) = silt.rods.solve_static(silt.Scene.from_file(ROOT / "examples" / "rod-steel-pendulum.toml"), load_steps=4)
+    tip = hanging["nodes"][-1]
+    assert tip[2] == pytest.approx(-1.0, rel=1e-3) and abs(tip[0]) < 1e-3
+    with pytest.raises(ValueError, match="no rods"):
+        silt.rods.solve_static(silt.Scene.from_file(DEFAULT_BED))

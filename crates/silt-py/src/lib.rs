@@ -905,6 +905,76 @@ fn rpy_product<'py>(
     Ok((vectors(py, &velocities)?, vectors(py, &angular)?))
 }
 
+/// The static equilibrium of every rod of the rod scene `scene` under its loads and end conditions
+/// (Newton along a load path, the solve of `integrator = "static"`), whatever the scene's integrator:
+/// per rod a dict of its `nodes` at equilibrium ((N + 1, 3)) and the solve's `newton_steps`,
+/// `load_steps`, `rejected_steps` and final relative `residual`. `load_steps` (default: the scene's,
+/// else 1) sets the first increment 1 / load_steps; `tolerance` the residual aimed at; `max_newton_steps`
+/// per increment. The GIL is released.
+#[pyfunction]
+#[pyo3(signature = (scene, *, load_steps = None, tolerance = None, max_newton_steps = None))]
+fn solve_static<'py>(
+    py: Python<'py>,
+    scene: &Scene,
+    load_steps: Option<usize>,
+    tolerance: Option<f64>,
+    max_newton_steps: Option<usize>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let AnyScene::Rods(rods) = &scene.scene else {
+        return Err(PyValueError::new_err(format!(
+            "a {} scene has no rods (rod scenes have)",
+            scene.scene.kind()
+        )));
+    };
+    let defaults = silt_rods::statics::StaticOptions::default();
+    let scene_load_steps = match rods.integrator {
+        silt_rods::model::Integrator::Static { load_steps } => load_steps,
+        _ => defaults.load_steps,
+    };
+    let options = silt_rods::statics::StaticOptions {
+        load_steps: load_steps.unwrap_or(scene_load_steps),
+        tolerance: tolerance.unwrap_or(defaults.tolerance),
+        max_newton_steps: max_newton_steps.unwrap_or(defaults.max_newton_steps),
+        ..defaults
+    };
+    if options.load_steps == 0 || options.max_newton_steps == 0 {
+        return Err(PyValueError::new_err(
+            "load_steps and max_newton_steps must be at least 1",
+        ));
+    }
+    if !(options.tolerance.is_finite() && options.tolerance > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "tolerance = {} is not allowed; a positive number",
+            options.tolerance
+        )));
+    }
+    let solved: Vec<_> = py.detach(|| {
+        rods.rods
+            .iter()
+            .map(|(rod, model, _)| {
+                let mut rod = rod.clone();
+                silt_rods::statics::solve_static(&mut rod, model, options).map(|r| (rod, r))
+            })
+            .collect()
+    });
+    solved
+        .into_iter()
+        .enumerate()
+        .map(|(k, solved)| {
+            let (rod, report) = solved.map_err(|e| {
+                StepError::new_err(format!("rod {k}: the static solve failed: {e}"))
+            })?;
+            let out = PyDict::new(py);
+            out.set_item("nodes", vectors(py, &rod.nodes)?)?;
+            out.set_item("newton_steps", report.newton_steps)?;
+            out.set_item("load_steps", report.load_steps)?;
+            out.set_item("rejected_steps", report.rejected_steps)?;
+            out.set_item("residual", report.residual)?;
+            Ok(out)
+        })
+        .collect()
+}
+
 /// The interior points of `field` (ghost layers left out) on a grid of `cells`, as an (n_x, n_y, n_z)
 /// array in Fortran order (x fastest, as Silt holds it).
 fn field_interior<'py>(
@@ -942,6 +1012,7 @@ fn _silt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("StepError", m.py().get_type::<StepError>())?;
     m.add_function(wrap_pyfunction!(set_threads, m)?)?;
     m.add_function(wrap_pyfunction!(rpy_product, m)?)?;
+    m.add_function(wrap_pyfunction!(solve_static, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
