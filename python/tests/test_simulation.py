@@ -116,7 +116,7 @@ def test_stepping_releases_the_gil():
     try:
         time.sleep(0.05)
         before = ticks[0]
-        sim.step(150)
+        sim.step(600)
         during = ticks[0] - before
     finally:
         running[0] = False
