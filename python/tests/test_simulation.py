@@ -388,3 +388,19 @@ def test_the_static_solve_is_the_static_integrators():
     assert tip[2] == pytest.approx(-1.0, rel=1e-3) and abs(tip[0]) < 1e-3
     with pytest.raises(ValueError, match="no rods"):
         silt.rods.solve_static(silt.Scene.from_file(DEFAULT_BED))
+
+
+def test_bead_loads_add_to_the_scenes_loads_until_cleared():
+    sim = silt.Simulation(silt.Scene.from_file(ROOT / "examples" / "fiber-sedimenting.toml"))
+    x0 = sim.bead_positions()
+    # Each bead's weight (bead_force (0, -1, 0)) held up: the straight fiber stays where it is.
+    up = np.tile([0.0, 1.0, 0.0], (20, 1))
+    sim.set_bead_loads(up)
+    sim.step(5)
+    np.testing.assert_allclose(sim.bead_positions(), x0, atol=1e-12)
+    assert np.abs(sim.bead_motion()["velocities"]).max() < 1e-12
+    sim.set_bead_loads(None)
+    sim.step(2)
+    assert np.all(sim.bead_positions()[:, 1] < x0[:, 1])
+    with pytest.raises(ValueError, match="one row per bead"):
+        sim.set_bead_loads(up[:3])

@@ -83,6 +83,13 @@ impl FiberModel {
         }
     }
 
+    /// Replaces the forces and torques on single beads (`FiberSystem::point_loads`) from the next
+    /// step on; the motion of the current state is solved again with them.
+    pub fn set_point_loads(&mut self, loads: Vec<crate::dynamics::PointLoad>) {
+        self.system.point_loads = loads;
+        self.solved = None;
+    }
+
     /// The beads' motion in the current state (velocities, constraint and total forces and torques),
     /// solved once per state: the step that follows uses the same solve, so asking changes nothing.
     pub fn motion(&mut self) -> Result<&ConstrainedMotion, StepFailure> {

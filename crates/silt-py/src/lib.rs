@@ -293,6 +293,9 @@ struct Simulation {
     /// Forces and torques on the spheres of a particle scene added at every evaluation, as set from
     /// Python (none: the scene's loads only).
     external: Mutex<Option<silt_dem::forces::Loads>>,
+    /// The point loads of a fiber scene's beads as the scene gives them (loads set from Python are
+    /// added to these).
+    scene_point_loads: Vec<silt_fibers::dynamics::PointLoad>,
 }
 
 /// The error of a call into a simulation that another thread is stepping.
@@ -340,7 +343,12 @@ impl Simulation {
             AnyScene::Fibers(s) => s.settings().end_time,
             AnyScene::Rods(s) => s.settings().end_time,
         };
+        let scene_point_loads = match &model {
+            AnyModel::Fibers(m) => m.system.point_loads.clone(),
+            _ => Vec::new(),
+        };
         Ok(Simulation {
+            scene_point_loads,
             model: Mutex::new(model),
             kind: scene.scene.kind(),
             end_time,
@@ -556,6 +564,53 @@ impl Simulation {
             }
         };
         *self.external.lock().map_err(|_| busy())? = loads;
+        Ok(())
+    }
+
+    /// Adds forces `F` (and torques `T`), (N, 3) arrays, to the beads of a fiber scene from the next
+    /// step on, beside the scene's own loads (its weight, its point loads), until set again; None
+    /// clears them. They are not part of the scene or of a checkpoint.
+    #[pyo3(signature = (forces, torques = None))]
+    fn set_bead_loads(
+        &self,
+        forces: Option<PyReadonlyArray2<'_, f64>>,
+        torques: Option<PyReadonlyArray2<'_, f64>>,
+    ) -> PyResult<()> {
+        let mut model = self.model()?;
+        let AnyModel::Fibers(m) = &mut *model else {
+            return Err(self.missing("beads", "fiber"));
+        };
+        let n = m.system.fibers.positions.len();
+        let mut loads = self.scene_point_loads.clone();
+        if let Some(forces) = forces {
+            let force = read_vectors(&forces, "forces")?;
+            let torque = match torques {
+                Some(t) => read_vectors(&t, "torques")?,
+                None => vec![Vec3::ZERO; n],
+            };
+            for (name, values) in [("forces", &force), ("torques", &torque)] {
+                if values.len() != n {
+                    return Err(PyValueError::new_err(format!(
+                        "{name} has {} rows and the scene {n} beads; one row per bead",
+                        values.len()
+                    )));
+                }
+                if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+                    return Err(PyValueError::new_err(format!(
+                        "{name}[{i}] = {:?} is not allowed; finite values",
+                        values[i]
+                    )));
+                }
+            }
+            loads.extend(force.into_iter().zip(torque).enumerate().map(
+                |(bead, (force, torque))| silt_fibers::dynamics::PointLoad {
+                    bead,
+                    force,
+                    torque,
+                },
+            ));
+        }
+        m.set_point_loads(loads);
         Ok(())
     }
 
