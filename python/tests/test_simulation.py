@@ -404,3 +404,17 @@ def test_bead_loads_add_to_the_scenes_loads_until_cleared():
     assert np.all(sim.bead_positions()[:, 1] < x0[:, 1])
     with pytest.raises(ValueError, match="one row per bead"):
         sim.set_bead_loads(up[:3])
+
+
+def test_a_failing_step_raises_step_error_naming_what_failed():
+    sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
+    m = sim.masses()
+    # A thousand times their weight upward: the spheres leave through the box's top (z is bounded).
+    up = np.zeros((len(m), 3))
+    up[:, 2] = 1000 * m * 9.81
+    sim.set_external_loads(up)
+    with pytest.raises(silt.StepError) as error:
+        sim.step(20_000)
+    assert isinstance(error.value, RuntimeError)
+    assert "particle" in str(error.value), str(error.value)
+    assert 0 < sim.steps < 20_000

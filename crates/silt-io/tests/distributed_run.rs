@@ -363,6 +363,20 @@ fn run_sheared_bed(ranks: usize, out: &Path, resume: bool, until: Option<f64>) {
     run_kind(&bed, SHEARED_BED, ranks, out, resume, until);
 }
 
+/// `dir` holds the files of the run in `serial` (but its checkpoints, fluid images and series), each
+/// equal to the byte; `what` names the run in a failure.
+fn same_files_as(serial: &Path, dir: &Path, what: &str) {
+    let files = written_files(serial);
+    assert_eq!(written_files(dir), files, "{what}");
+    for file in &files {
+        assert_eq!(
+            read(&dir.join(file)),
+            read(&serial.join(file)),
+            "{file}, {what}"
+        );
+    }
+}
+
 /// The files of a run's folder (relative paths, sorted) but its checkpoints, fluid images and series.
 fn written_files(dir: &Path) -> Vec<String> {
     let mut files = Vec::new();
@@ -409,13 +423,7 @@ fn a_sheared_bed_on_two_to_four_ranks_writes_the_serial_files_and_resumes_on_any
         .map(|v| v.parse().unwrap())
         .collect();
     assert!(last[1] == 3.0 && last[6] > 0.0, "{bed}");
-    let expected: Vec<String> = files.iter().map(|f| read(&serial.path().join(f))).collect();
-    let compare = |dir: &Path, what: &str| {
-        assert_eq!(written_files(dir), files, "{what}");
-        for (file, want) in files.iter().zip(&expected) {
-            assert_eq!(&read(&dir.join(file)), want, "{file}, {what}");
-        }
-    };
+    let compare = |dir: &Path, what: &str| same_files_as(serial.path(), dir, what);
     for ranks in 2..=4 {
         let dir = tempfile::tempdir().unwrap();
         run_sheared_bed(ranks, dir.path(), false, None);
@@ -488,13 +496,7 @@ fn spheres_in_a_fluid_on_pencils_write_the_serial_files_and_resume_on_any_grid()
     run(1, serial.path(), false, None);
     let files = written_files(serial.path());
     assert!(files.iter().any(|f| f == "diagnostics.csv"), "{files:?}");
-    let expected: Vec<String> = files.iter().map(|f| read(&serial.path().join(f))).collect();
-    let compare = |dir: &Path, what: &str| {
-        assert_eq!(written_files(dir), files, "{what}");
-        for (file, want) in files.iter().zip(&expected) {
-            assert_eq!(&read(&dir.join(file)), want, "{file}, {what}");
-        }
-    };
+    let compare = |dir: &Path, what: &str| same_files_as(serial.path(), dir, what);
     for ranks in 2..=4 {
         let dir = tempfile::tempdir().unwrap();
         run(ranks, dir.path(), false, None);

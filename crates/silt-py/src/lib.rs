@@ -541,25 +541,7 @@ impl Simulation {
         let loads = match forces {
             None => None,
             Some(forces) => {
-                let force = read_vectors(&forces, "forces")?;
-                let torque = match torques {
-                    Some(t) => read_vectors(&t, "torques")?,
-                    None => vec![Vec3::ZERO; n],
-                };
-                for (name, values) in [("forces", &force), ("torques", &torque)] {
-                    if values.len() != n {
-                        return Err(PyValueError::new_err(format!(
-                            "{name} has {} rows and the scene {n} spheres; one row per sphere",
-                            values.len()
-                        )));
-                    }
-                    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-                        return Err(PyValueError::new_err(format!(
-                            "{name}[{i}] = {:?} is not allowed; finite values",
-                            values[i]
-                        )));
-                    }
-                }
+                let (force, torque) = read_loads(&forces, torques.as_ref(), n, "sphere")?;
                 Some(silt_dem::forces::Loads { force, torque })
             }
         };
@@ -583,25 +565,7 @@ impl Simulation {
         let n = m.system.fibers.positions.len();
         let mut loads = self.scene_point_loads.clone();
         if let Some(forces) = forces {
-            let force = read_vectors(&forces, "forces")?;
-            let torque = match torques {
-                Some(t) => read_vectors(&t, "torques")?,
-                None => vec![Vec3::ZERO; n],
-            };
-            for (name, values) in [("forces", &force), ("torques", &torque)] {
-                if values.len() != n {
-                    return Err(PyValueError::new_err(format!(
-                        "{name} has {} rows and the scene {n} beads; one row per bead",
-                        values.len()
-                    )));
-                }
-                if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-                    return Err(PyValueError::new_err(format!(
-                        "{name}[{i}] = {:?} is not allowed; finite values",
-                        values[i]
-                    )));
-                }
-            }
+            let (force, torque) = read_loads(&forces, torques.as_ref(), n, "bead")?;
             loads.extend(force.into_iter().zip(torque).enumerate().map(
                 |(bead, (force, torque))| silt_fibers::dynamics::PointLoad {
                     bead,
@@ -908,6 +872,35 @@ fn read_vectors(array: &PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<Vec<V
         .into_iter()
         .map(|r| Vec3::new(r[0], r[1], r[2]))
         .collect())
+}
+
+/// Forces and torques (torques zero where not given), one finite row per `body` of `n`.
+fn read_loads(
+    forces: &PyReadonlyArray2<'_, f64>,
+    torques: Option<&PyReadonlyArray2<'_, f64>>,
+    n: usize,
+    body: &str,
+) -> PyResult<(Vec<Vec3>, Vec<Vec3>)> {
+    let force = read_vectors(forces, "forces")?;
+    let torque = match torques {
+        Some(t) => read_vectors(t, "torques")?,
+        None => vec![Vec3::ZERO; n],
+    };
+    for (name, values) in [("forces", &force), ("torques", &torque)] {
+        if values.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "{name} has {} rows and the scene {n} {body}s; one row per {body}",
+                values.len()
+            )));
+        }
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(PyValueError::new_err(format!(
+                "{name}[{i}] = {:?} is not allowed; finite values",
+                values[i]
+            )));
+        }
+    }
+    Ok((force, torque))
 }
 
 /// The Rotne–Prager–Yamakawa mobility product of beads of radius `a` in a fluid of viscosity `eta`
