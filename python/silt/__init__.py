@@ -9,14 +9,26 @@ numpy arrays.
     (800, 3)
 
 A simulation takes the steps ``silt run`` takes (the same numbers, bit for bit) without writing files;
-stepping releases the GIL, and Ctrl-C stops between advances. See docs/python.md.
+stepping releases the GIL, and Ctrl-C stops between advances. The state comes as live arrays: the same
+read-only numpy array on every call, refreshed in place when a call that advances returns (``.copy()``
+keeps a state). See docs/python.md.
 """
 
 from ._silt import Scene, SceneError, StepError, set_threads, __version__
 from ._silt import Simulation as _Simulation
-from . import hydro, rods
+from . import contact, hydro, rods
 
-__all__ = ["Scene", "SceneError", "Simulation", "StepError", "hydro", "rods", "set_threads", "__version__"]
+__all__ = [
+    "Scene",
+    "SceneError",
+    "Simulation",
+    "StepError",
+    "contact",
+    "hydro",
+    "rods",
+    "set_threads",
+    "__version__",
+]
 
 
 class Simulation(_Simulation):

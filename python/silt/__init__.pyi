@@ -1,4 +1,4 @@
-from typing import Callable, Optional, Union
+from typing import Callable, Optional, Sequence, Union
 import os
 import numpy as np
 import numpy.typing as npt
@@ -12,6 +12,7 @@ class SceneError(ValueError):
 
 class StepError(RuntimeError): ...
 
+from . import contact as contact
 from . import hydro as hydro
 from . import rods as rods
 
@@ -61,6 +62,17 @@ class Simulation:
     def set_external_loads(
         self, forces: Optional[npt.ArrayLike], torques: Optional[npt.ArrayLike] = None
     ) -> None: ...
+    def prescribe_motion(
+        self,
+        indices: Sequence[int],
+        velocity: npt.ArrayLike,
+        angular_velocity: Optional[npt.ArrayLike] = None,
+    ) -> None: ...
+    def release(self, indices: Sequence[int]) -> None: ...
+    def fixed(self) -> npt.NDArray[np.bool_]: ...
+    def contact_loads(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+    def immersed_boundary_loads(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+    def set_node_forces(self, forces: Optional[npt.ArrayLike], k: int = 0) -> None: ...
     def set_bead_loads(
         self, forces: Optional[npt.ArrayLike], torques: Optional[npt.ArrayLike] = None
     ) -> None: ...

@@ -57,7 +57,7 @@ def test_steps_and_times_add_up():
     assert sim.steps == 26
 
 
-def test_sphere_arrays_have_their_shapes_and_are_copies():
+def test_sphere_arrays_have_their_shapes_and_are_live_read_only_arrays():
     sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
     sim.step(100)
     x, v, w, r = sim.positions(), sim.velocities(), sim.angular_velocities(), sim.radii()
@@ -68,8 +68,48 @@ def test_sphere_arrays_have_their_shapes_and_are_copies():
     assert r.shape == (n,) and r.dtype == np.float64 and np.all(r > 0)
     # Falling under gravity along -z.
     assert np.all(v[:, 2] <= 0) and np.any(v[:, 2] < 0)
-    x[:] = 0.0
-    assert np.any(sim.positions() != 0.0)
+    # The same array on every call (no copy, no allocation), read-only for Python,
+    assert sim.positions() is x and sim.velocities() is v
+    with pytest.raises(ValueError, match="read-only"):
+        x[:] = 0.0
+    # and refreshed in place by the calls that advance: an array taken earlier shows the new state.
+    kept = x.copy()
+    sim.step(10)
+    assert np.all(x[:, 2] < kept[:, 2])
+    assert sim.positions() is x
+    # Views of it follow it too.
+    heights = x[:, 2]
+    sim.advance_to(sim.time + 10 * sim.dt)
+    np.testing.assert_array_equal(heights, sim.positions()[:, 2])
+    assert np.shares_memory(heights, x)
+
+
+def test_every_live_array_matches_a_fresh_simulation_at_the_same_step(tmp_path):
+    # Asked for at the start and read after stepping, against arrays first asked for at the end.
+    scenes = {
+        "fluid": ROOT / "examples" / "taylor-green-2d.toml",
+        "fibers": ROOT / "examples" / "fiber-sedimenting.toml",
+        "rods": ROOT / "examples" / "rod-steel-pendulum.toml",
+    }
+    readers = {
+        "fluid": lambda s: [s.fluid_velocity(0), s.fluid_velocity(1), s.fluid_velocity(2), s.fluid_pressure()],
+        "fibers": lambda s: [s.bead_positions()],
+        "rods": lambda s: [s.rod_nodes(0)],
+    }
+    for kind, path in scenes.items():
+        scene = silt.Scene.from_file(path)
+        early, late = silt.Simulation(scene), silt.Simulation(scene)
+        held = readers[kind](early)
+        before = [a.copy() for a in held]
+        for s in (early, late):
+            # Three steps (the rod chooses its own: a time).
+            s.advance_to(0.01) if kind == "rods" else s.step(3)
+        for a, b, old in zip(held, readers[kind](late), before):
+            np.testing.assert_array_equal(a, b)
+            assert not np.array_equal(a, old), kind
+            assert not a.flags["WRITEABLE"]
+        if kind == "fluid":
+            assert all(a.flags["F_CONTIGUOUS"] for a in held)
 
 
 def test_scene_errors_name_the_key():
@@ -286,7 +326,7 @@ def test_a_cli_run_opens_at_its_last_checkpoint(cli_run, tmp_path):
 def test_external_loads_act_on_the_spheres_until_cleared():
     sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
     m = sim.masses()
-    x0 = sim.positions()
+    x0 = sim.positions().copy()
     # Each sphere's weight held up: nothing moves (none touches another or the floor yet).
     up = np.zeros((len(m), 3))
     up[:, 2] = m * 9.81
@@ -392,7 +432,7 @@ def test_the_static_solve_is_the_static_integrators():
 
 def test_bead_loads_add_to_the_scenes_loads_until_cleared():
     sim = silt.Simulation(silt.Scene.from_file(ROOT / "examples" / "fiber-sedimenting.toml"))
-    x0 = sim.bead_positions()
+    x0 = sim.bead_positions().copy()
     # Each bead's weight (bead_force (0, -1, 0)) held up: the straight fiber stays where it is.
     up = np.tile([0.0, 1.0, 0.0], (20, 1))
     sim.set_bead_loads(up)
@@ -418,3 +458,160 @@ def test_a_failing_step_raises_step_error_naming_what_failed():
     assert isinstance(error.value, RuntimeError)
     assert "particle" in str(error.value), str(error.value)
     assert 0 < sim.steps < 20_000
+
+
+def small_settling_sphere():
+    """The settling-sphere example on a coarse grid (D/h = 4): a coupled scene that steps in milliseconds."""
+    import tomllib
+
+    scene = tomllib.loads((ROOT / "examples" / "settling-sphere.toml").read_text())
+    scene["fluid"]["cells"] = [26, 26, 40]
+    scene["fluid"]["spacing"] = 3.75e-3
+    scene["particles"][0]["positions"] = [[0.05, 0.05, 0.1]]
+    return silt.Scene.from_dict(scene)
+
+
+def test_external_loads_on_a_coupled_sphere_add_to_the_fluids():
+    scene = small_settling_sphere()
+    free, held = silt.Simulation(scene), silt.Simulation(scene)
+    m, r = held.masses()[0], held.radii()[0]
+    # Upward, its weight less its buoyancy (rho_f = 962): in still fluid nothing else acts on it.
+    lift = (m - 962.0 * 4.0 / 3.0 * np.pi * r**3) * 9.81
+    held.set_external_loads(np.array([[0.0, 0.0, lift]]))
+    ib_before, _ = free.immersed_boundary_loads()
+    np.testing.assert_array_equal(ib_before, np.zeros((1, 3)))
+    z0 = free.positions()[0, 2]
+    for s in (free, held):
+        s.step(20)
+    # (At D/h = 4 the free sphere's velocity oscillates; its drop does not.)
+    fallen = free.positions()[0, 2] - z0
+    assert fallen < -1e-4
+    assert abs(held.positions()[0, 2] - z0) < 1e-6 * abs(fallen)
+    # The fluid resists the falling sphere: an upward force from the immersed boundary.
+    ib, _ = free.immersed_boundary_loads()
+    assert ib.shape == (1, 3) and ib[0, 2] > 0
+    # The contact loads of a sphere touching nothing: its weight.
+    force, torque = free.contact_loads()
+    np.testing.assert_array_equal(force, [[0.0, 0.0, -9.81 * m]])
+    np.testing.assert_array_equal(torque, np.zeros((1, 3)))
+    held.set_external_loads(None)
+    held.step(10)
+    assert held.positions()[0, 2] < z0
+    with pytest.raises(ValueError, match="no immersed spheres"):
+        silt.Simulation(silt.Scene.from_file(DEFAULT_BED)).immersed_boundary_loads()
+
+
+def test_prescribed_motion_moves_spheres_at_their_velocity_until_released(tmp_path):
+    sim = silt.Simulation(silt.Scene.from_file(DEFAULT_BED))
+    x0 = sim.positions().copy()
+    sim.prescribe_motion([0, 3], [0.01, 0.0, 0.002])
+    assert list(np.flatnonzero(sim.fixed())) == [0, 3]
+    assert np.all(sim.velocities()[[0, 3]] == [0.01, 0.0, 0.002])
+    sim.step(40)
+    # Gravity and contacts do not move them; their velocity does.
+    moved = sim.positions()[[0, 3]] - x0[[0, 3]]
+    np.testing.assert_allclose(moved, np.tile([0.01, 0.0, 0.002], (2, 1)) * sim.time, rtol=1e-9)
+    assert sim.positions()[1, 2] < x0[1, 2]
+    # The motion is state: a checkpoint keeps it.
+    sim.checkpoint(tmp_path / "saved")
+    back = silt.Simulation.restore(tmp_path / "saved")
+    assert list(np.flatnonzero(back.fixed())) == [0, 3]
+    # Released: they fall from the velocity they had.
+    sim.release([0, 3])
+    assert not sim.fixed()[[0, 3]].any()
+    sim.step(20)
+    assert np.all(sim.velocities()[[0, 3], 2] < 0.002)
+    # One row per index works too; bad indices and shapes are refused.
+    sim.prescribe_motion([1, 2], np.array([[0.0, 0.0, 0.0], [0.0, 0.01, 0.0]]), angular_velocity=[0.0, 0.0, 1.0])
+    assert sim.angular_velocities()[2, 2] == 1.0
+    n = len(sim.radii())
+    with pytest.raises(ValueError, match=f"index {n} is not allowed"):
+        sim.prescribe_motion([n], [0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="one row per index"):
+        sim.prescribe_motion([0, 1, 2], np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="finite"):
+        sim.prescribe_motion([0], [np.nan, 0.0, 0.0])
+
+
+def test_node_forces_add_to_a_rods_loads():
+    scene = silt.Scene.from_file(ROOT / "examples" / "rod-timoshenko-static.toml")
+    cancelled, doubled = silt.Simulation(scene), silt.Simulation(scene)
+    tip = np.zeros((101, 3))
+    tip[-1] = [15.0, 0.0, 0.0]
+    # The scene's tip force (-15 across) cancelled by a dead force on the tip node: the rod stays straight
+    # (to the static solve's tolerance, as in the cantilever's test above).
+    cancelled.set_node_forces(tip)
+    cancelled.advance_to(1.0)
+    np.testing.assert_allclose(cancelled.rod_fields()["internal_force"], np.zeros((100, 3)), atol=1e-8)
+    assert abs(cancelled.rod_nodes(0)[-1, 0]) < 1e-9
+    # Doubled: it bends further than under the scene's force alone (0.067770).
+    doubled.set_node_forces(-tip)
+    doubled.advance_to(1.0)
+    np.testing.assert_allclose(doubled.rod_fields()["internal_force"][:, 0], -30.0, rtol=1e-8)
+    assert -doubled.rod_nodes(0)[-1, 0] > 0.067770 * 1.5
+    with pytest.raises(ValueError, match="one row per node"):
+        cancelled.set_node_forces(tip[:-1])
+    with pytest.raises(ValueError, match="rod 1 is not allowed"):
+        cancelled.set_node_forces(tip, k=1)
+
+
+def test_the_contact_law_of_one_pair_is_the_runs_kernel():
+    # Two glass spheres of the default bed overlapping while they approach: the pair loop of a run of
+    # just them gives the same loads as the law for one pair.
+    bed = silt.Scene.from_file(DEFAULT_BED)
+    law = silt.contact.ContactLaw(bed)
+    assert law.materials
+    d = 1e-3
+    x = np.array([[0.004, 0.004, 0.010], [0.004 + 0.99 * d, 0.004, 0.010]])
+    v = np.array([[0.02, 0.0, 0.001], [-0.01, 0.003, 0.0]])
+    w = np.array([[0.0, 5.0, 0.0], [1.0, 0.0, -2.0]])
+    out = law.pair(x, (d / 2, d / 2), velocities=v, angular_velocities=w)
+    assert out["touching"] and out["state"]["touching"]
+    assert out["force"][0] < 0 and abs(out["force"][0]) > 10 * abs(out["force"][1:]).max()
+
+    import tomllib
+
+    scene = tomllib.loads(bed.to_toml())
+    scene["simulation"]["gravity"] = [0.0, 0.0, 0.0]
+    material = scene["particles"][0]["material"]
+    # Apart at the start (a scene may not start with overlaps), approaching head-on (along the line of
+    # centres, no spin: no tangential spring), stepped to the first step that ends with them overlapping.
+    # Its sub-steps started apart, so the contact has no memory yet and starts at the next evaluation,
+    # with the approach speed then as its impact speed: the law's pair without a state.
+    v = np.array([[0.02, 0.0, 0.0], [-0.01, 0.0, 0.0]])
+    w = np.zeros((2, 3))
+    apart = x + [[0.0, 0.0, 0.0], [0.02 * d, 0.0, 0.0]]
+    scene["particles"] = [{"material": material, "positions": apart.tolist(), "diameters": [d, d]}]
+    scene.pop("wall", None)
+    sim = silt.Simulation(silt.Scene.from_dict(scene))
+    sim.prescribe_motion([0, 1], v, angular_velocity=w)
+    sim.release([0, 1])
+    xs = sim.positions()
+    while np.linalg.norm(xs[1] - xs[0]) >= d:
+        sim.step()
+    out = law.pair(xs, (d / 2, d / 2), velocities=sim.velocities())
+    # Slowed by the contact's first (predicted) evaluations within the step.
+    assert out["touching"] and 0.029 < out["state"]["impact_speed"] < 0.03
+    force, torque = sim.contact_loads()
+    np.testing.assert_array_equal(force[0], out["force"])
+    np.testing.assert_array_equal(force[1], -out["force"])
+    np.testing.assert_array_equal(torque[0], out["torque_0"])
+    np.testing.assert_array_equal(torque[1], out["torque_1"])
+
+    # Apart and with no memory: nothing; the memory carried to the next call.
+    apart = law.pair(x + [[0, 0, 0], [0.01, 0, 0]], (d / 2, d / 2))
+    assert not apart["touching"] and np.all(apart["force"] == 0.0)
+    # The tangential spring of an oblique, spinning contact advances when asked, from the memory given.
+    oblique = {"velocities": [[0.02, 0.01, 0.0], [-0.01, 0.0, 0.0]], "angular_velocities": [[0.0, 0.0, 5.0], [1.0, 0.0, 0.0]]}
+    first = law.pair(x, (d / 2, d / 2), **oblique)
+    assert np.all(np.array(first["state"]["spring"]) == 0.0)
+    again = law.pair(x, (d / 2, d / 2), **oblique, state=first["state"], advance_spring=True)
+    assert again["state"]["impact_speed"] == first["state"]["impact_speed"]
+    assert np.any(np.array(again["state"]["spring"]) != 0.0)
+    assert np.any(again["force"] != first["force"])
+    with pytest.raises(ValueError, match="material"):
+        law.pair(x, (d / 2, d / 2), materials=("unobtainium", 0))
+    with pytest.raises(ValueError, match="positive radii"):
+        law.pair(x, (0.0, d / 2))
+    with pytest.raises(ValueError, match="collision model"):
+        silt.contact.ContactLaw(silt.Scene.from_file(ROOT / "examples" / "taylor-green-2d.toml"))

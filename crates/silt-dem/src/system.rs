@@ -1,6 +1,6 @@
 //! A dry granular system and its time step.
 
-use crate::contact::{ContactModel, ContactState, Update};
+use crate::contact::{ContactForce, ContactModel, ContactState, Update};
 use crate::distributed::Halo;
 use crate::domain::Domain;
 use crate::forces::{
@@ -641,6 +641,49 @@ impl DemSystem {
         *w = angular_velocity;
         problem
     }
+    /// The loads on every sphere at the current state: contacts, lubrication and gravity (seed eq.
+    /// 7-8) plus `external`, as the next step's first evaluation sees them (contacts starting now
+    /// recorded, tangential springs as they stand), evaluated on a copy: the system is unchanged.
+    pub fn loads_now(&self, external: &Loads) -> Loads {
+        let mut copy = self.clone();
+        let mut loads = Loads::zeros(copy.particles.len());
+        let update = Update {
+            track_contacts: true,
+            spring_increment: None,
+            substep: copy.dt,
+        };
+        copy.evaluate(false, update, &mut loads, external, &NoHooks);
+        loads
+    }
+
+    /// The contact and lubrication loads of spheres `i` and `j` on each other at the current state
+    /// with the pair's memory `state` (the kernel of every step for one pair, see
+    /// [`ForceContext::pair_contact`]); `update` says what the evaluation may change in `state`.
+    pub fn pair_contact(
+        &self,
+        (i, j): (usize, usize),
+        state: &mut ContactState,
+        update: Update,
+    ) -> Option<ContactForce> {
+        let p = &self.particles;
+        let external = Loads::default();
+        let ctx = ForceContext {
+            model: &self.model,
+            domain: &self.domain,
+            walls: &self.walls,
+            gravity: self.gravity,
+            particles: p,
+            densities: &self.densities,
+            external: &external,
+            halo: self.halo.as_ref(),
+        };
+        ctx.pair_contact(
+            (i, j),
+            (&p.position, &p.velocity, &p.angular_velocity),
+            state,
+            update,
+        )
+    }
 
     /// For each particle, the largest Stokes number St = rho_p D_p u_in / (9 rho_f nu_f) (seed eq. 23) of
     /// its contacts touching now (spheres and walls), from their recorded impact speeds u_in; 0 when it
@@ -1262,6 +1305,35 @@ mod tests {
         assert_eq!(st[1], st[2]);
         assert_eq!(st[3], 0.0);
         assert_eq!(system.touching(), [true, true, true, false]);
+    }
+
+    /// The loads of the current state come from the step's kernel without changing the system, and
+    /// one pair's contact (`pair_contact`) is what the pair loop gives two touching spheres.
+    #[test]
+    fn loads_now_and_one_pair_match_the_pair_loop() {
+        let mut system = verlet_line(2, -0.02);
+        system.walls.clear();
+        system.wall_states = vec![ContactState::default(); 2];
+        system.gravity = Vec3::ZERO;
+        system.particles.angular_velocity[1] = Vec3::new(0.0, 0.3, -0.2);
+        let before = system.checkpoint();
+        let loads = system.loads_now(&Loads::zeros(2));
+        assert_eq!(system.checkpoint(), before, "loads_now changed the system");
+        let update = Update {
+            track_contacts: true,
+            spring_increment: None,
+            substep: system.dt,
+        };
+        let mut state = ContactState::default();
+        let pair = system
+            .pair_contact((0, 1), &mut state, update)
+            .expect("the spheres overlap");
+        assert!(pair.touching && state.touching, "{pair:?} {state:?}");
+        assert!(pair.force_on_p.x < 0.0, "repulsion: {:?}", pair.force_on_p);
+        assert_eq!(loads.force[0], pair.force_on_p);
+        assert_eq!(loads.force[1], -pair.force_on_p);
+        assert_eq!(loads.torque[0], pair.torque_on_p());
+        assert_eq!(loads.torque[1], pair.torque_on_q());
     }
 
     /// A small velocity-Verlet system: `count` spheres of radius 0.5 on a line along x, with gaps `gap`

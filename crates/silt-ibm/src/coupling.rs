@@ -81,6 +81,10 @@ pub struct CoupledParticles {
     pub fluid_fraction_flow_rate: bool,
     /// On a rank of a split sphere system: the distribution of the spheres the forcing holds.
     forcing_distribution: Option<u64>,
+    /// Forces and torques on each sphere (in global index order) added to the hydrodynamic loads of
+    /// every stage: loads set by a program that drives the model (the Python package), not part of
+    /// a scene or a checkpoint.
+    pub external: Option<Loads>,
 }
 
 /// The spheres of the whole system in index order on every rank (gathered from their owners where
@@ -158,6 +162,7 @@ impl CoupledParticles {
             still_solid: None,
             fluid_fraction_flow_rate: false,
             forcing_distribution: None,
+            external: None,
         }
     }
 
@@ -554,6 +559,10 @@ impl CoupledParticles {
             } else {
                 loads.force[i] = rho * (self.forcing.force[i] + rate) + buoyancy;
                 loads.torque[i] = rho * (self.forcing.torque[i] + angular_rate);
+            }
+            if let Some(external) = &self.external {
+                loads.force[i] += external.force[g];
+                loads.torque[i] += external.torque[g];
             }
         }
         loads

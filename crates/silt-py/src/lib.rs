@@ -2,9 +2,9 @@
 //! as `silt run` parses them ([`Scene`]), their models built and stepped as `silt run` steps them but
 //! without writing files ([`Simulation`]), and the state read into numpy arrays. docs/python.md.
 
-use numpy::{
-    PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods,
-};
+use live::{LiveArrays, Quantity};
+use numpy::PyArrayDyn;
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -14,6 +14,15 @@ use silt_core::Vec3;
 use silt_io::scenes::{Scene as AnyScene, SceneKind};
 use std::path::PathBuf;
 use std::sync::Mutex;
+
+mod contact;
+mod live;
+
+/// Forces and torques, (N, 3) arrays.
+type ForcesAndTorques<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
+
+/// An (N, 3) array argument: a numpy array, or anything numpy converts to one (nested lists).
+type Rows<'py> = numpy::PyArrayLike2<'py, f64, numpy::AllowTypeChange>;
 
 create_exception!(
     _silt,
@@ -270,6 +279,15 @@ impl AnyModel {
         }
     }
 
+    /// The spheres of a particle or coupled model, to change.
+    fn particles_mut(&mut self) -> Option<&mut silt_dem::particles::Particles> {
+        match self {
+            AnyModel::Particles(m) => Some(&mut m.system.particles),
+            AnyModel::Coupled(m) => Some(&mut m.particles.dem.particles),
+            _ => None,
+        }
+    }
+
     /// The spheres of a particle or coupled model.
     fn particles(&self) -> Option<&silt_dem::particles::Particles> {
         match self {
@@ -296,10 +314,15 @@ struct Simulation {
     /// The point loads of a fiber scene's beads as the scene gives them (loads set from Python are
     /// added to these).
     scene_point_loads: Vec<silt_fibers::dynamics::PointLoad>,
+    /// The dead node forces of each rod of a rod scene as the scene gives them (forces set from
+    /// Python are added to these).
+    scene_node_forces: Vec<Vec<(usize, Vec3)>>,
+    /// The arrays of the state handed to Python, refreshed after every call that advances.
+    live: LiveArrays,
 }
 
 /// The error of a call into a simulation that another thread is stepping.
-fn busy() -> PyErr {
+pub(crate) fn busy() -> PyErr {
     PyRuntimeError::new_err(
         "the simulation is busy: another thread is stepping it (wait for that call to return)",
     )
@@ -321,12 +344,18 @@ impl Simulation {
     ) -> PyResult<()> {
         let external = self.external.lock().map_err(|_| busy())?;
         let external = external.as_ref();
-        while let Some(h) = horizon(model) {
-            let stepped = py.detach(|| model.advance(h, external));
-            stepped.map_err(|e| StepError::new_err(e.message))?;
-            py.check_signals()?;
-        }
-        Ok(())
+        let mut advance = || -> PyResult<()> {
+            while let Some(h) = horizon(model) {
+                let stepped = py.detach(|| model.advance(h, external));
+                stepped.map_err(|e| StepError::new_err(e.message))?;
+                py.check_signals()?;
+            }
+            Ok(())
+        };
+        let advanced = advance();
+        // The live arrays show the last state reached, also after a failed step or Ctrl-C.
+        self.live.refresh(py, model)?;
+        advanced
     }
 }
 
@@ -347,6 +376,12 @@ impl Simulation {
             AnyModel::Fibers(m) => m.system.point_loads.clone(),
             _ => Vec::new(),
         };
+        let scene_node_forces = match &model {
+            AnyModel::Rods(m) => (0..m.len())
+                .map(|k| m.rod_model(k).loads.node_forces.clone())
+                .collect(),
+            _ => Vec::new(),
+        };
         Ok(Simulation {
             scene_point_loads,
             model: Mutex::new(model),
@@ -354,6 +389,8 @@ impl Simulation {
             end_time,
             text: scene.text.clone(),
             external: Mutex::new(None),
+            scene_node_forces,
+            live: LiveArrays::default(),
         })
     }
 
@@ -413,6 +450,7 @@ impl Simulation {
             AnyModel::Fibers(m) => restore!(m, silt_fibers::model::FiberModel),
             AnyModel::Rods(m) => restore!(m, silt_rods::model::Rods),
         }
+        simulation.live.refresh(py, &model)?;
         drop(model);
         Ok(instance)
     }
@@ -502,42 +540,40 @@ impl Simulation {
             .collect()
     }
 
-    /// Positions of the spheres (particle and coupled scenes), an (N, 3) array (a copy).
-    fn positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.sphere_vectors(py, |p| &p.position)
+    /// Positions of the spheres (particle and coupled scenes), an (N, 3) array (a live array: the
+    /// same read-only array on every call, refreshed in place when a call that advances the
+    /// simulation returns; `.copy()` keeps a state).
+    fn positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        self.sphere_array(py, Quantity::Positions)
     }
 
-    /// Velocities of the spheres, an (N, 3) array (a copy).
-    fn velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.sphere_vectors(py, |p| &p.velocity)
+    /// Velocities of the spheres, an (N, 3) live array.
+    fn velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        self.sphere_array(py, Quantity::Velocities)
     }
 
-    /// Angular velocities of the spheres, an (N, 3) array (a copy).
-    fn angular_velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.sphere_vectors(py, |p| &p.angular_velocity)
+    /// Angular velocities of the spheres, an (N, 3) live array.
+    fn angular_velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        self.sphere_array(py, Quantity::AngularVelocities)
     }
 
-    /// Masses of the spheres, an (N,) array (a copy).
-    fn masses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let model = self.model()?;
-        let p = self.spheres_of(&model)?;
-        Ok(PyArray1::from_slice(py, &p.mass))
+    /// Masses of the spheres, an (N,) live array.
+    fn masses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        self.sphere_array(py, Quantity::Masses)
     }
 
-    /// Adds forces `F` (and torques `T`), (N, 3) arrays, to the spheres of a particle scene at every
-    /// evaluation of every following step (beside contacts, lubrication and gravity), until set again;
-    /// None clears them. They are not part of the scene or of a checkpoint.
+    /// Adds forces `F` (and torques `T`), (N, 3) arrays, to the spheres of a particle or coupled
+    /// scene at every evaluation of every following step (beside contacts, lubrication and gravity;
+    /// in a coupled scene beside the fluid's loads of each stage), until set again; None clears them.
+    /// They are not part of the scene or of a checkpoint.
     #[pyo3(signature = (forces, torques = None))]
     fn set_external_loads(
         &self,
-        forces: Option<PyReadonlyArray2<'_, f64>>,
-        torques: Option<PyReadonlyArray2<'_, f64>>,
+        forces: Option<Rows<'_>>,
+        torques: Option<Rows<'_>>,
     ) -> PyResult<()> {
-        let model = self.model()?;
-        let n = match &*model {
-            AnyModel::Particles(m) => m.system.particles.len(),
-            _ => return Err(self.missing("external loads on spheres yet", "particle")),
-        };
+        let mut model = self.model()?;
+        let n = self.spheres_of(&model)?.len();
         let loads = match forces {
             None => None,
             Some(forces) => {
@@ -545,7 +581,126 @@ impl Simulation {
                 Some(silt_dem::forces::Loads { force, torque })
             }
         };
-        *self.external.lock().map_err(|_| busy())? = loads;
+        match &mut *model {
+            AnyModel::Coupled(m) => m.particles.external = loads,
+            _ => *self.external.lock().map_err(|_| busy())? = loads,
+        }
+        Ok(())
+    }
+
+    /// Moves spheres `indices` of a particle or coupled scene at the prescribed `velocity` (and
+    /// `angular_velocity`, zero if not given), each a 3-vector or an (len(indices), 3) array, from
+    /// the next step on, whatever acts on them: they become fixed spheres with that motion (as a
+    /// scene's `fixed` spheres with a `velocity`), part of the state and of a checkpoint, until
+    /// `release`d. A scene's own prescribed velocity (`prescribed`) still sets its spheres'.
+    #[pyo3(signature = (indices, velocity, angular_velocity = None))]
+    fn prescribe_motion(
+        &self,
+        py: Python<'_>,
+        indices: Vec<usize>,
+        velocity: &Bound<'_, PyAny>,
+        angular_velocity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let mut model = self.model()?;
+        let n = self.spheres_of(&model)?.len();
+        check_indices(&indices, n, "sphere")?;
+        let velocity = per_index(velocity, indices.len(), "velocity")?;
+        let angular_velocity = match angular_velocity {
+            Some(w) => per_index(w, indices.len(), "angular_velocity")?,
+            None => vec![Vec3::ZERO; indices.len()],
+        };
+        let p = model.particles_mut().expect("checked above");
+        for (k, &i) in indices.iter().enumerate() {
+            p.fixed[i] = true;
+            p.velocity[i] = velocity[k];
+            p.angular_velocity[i] = angular_velocity[k];
+        }
+        self.live.refresh(py, &model)
+    }
+
+    /// Frees spheres `indices` of a particle or coupled scene: from the next step on they move
+    /// under the loads on them, starting from their current velocity.
+    fn release(&self, indices: Vec<usize>) -> PyResult<()> {
+        let mut model = self.model()?;
+        let n = self.spheres_of(&model)?.len();
+        check_indices(&indices, n, "sphere")?;
+        let p = model.particles_mut().expect("checked above");
+        for &i in &indices {
+            p.fixed[i] = false;
+        }
+        Ok(())
+    }
+
+    /// Whether each sphere is fixed (held or moving at a prescribed velocity), an (N,) bool array
+    /// (a copy).
+    fn fixed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let model = self.model()?;
+        Ok(PyArray1::from_slice(py, &self.spheres_of(&model)?.fixed))
+    }
+
+    /// The loads on each sphere of a particle or coupled scene in the current state from contacts,
+    /// lubrication and gravity (seed eq. 7-8) plus the loads of `set_external_loads` (in a particle
+    /// scene), as the next step's first evaluation sees them: `(F, T)`, (N, 3) arrays (copies,
+    /// evaluated on request; the simulation is unchanged). A coupled scene's fluid loads are
+    /// `immersed_boundary_loads()`.
+    fn contact_loads<'py>(&self, py: Python<'py>) -> PyResult<ForcesAndTorques<'py>> {
+        let model = self.model()?;
+        let external = self.external.lock().map_err(|_| busy())?;
+        let dem = match &*model {
+            AnyModel::Particles(m) => &m.system,
+            AnyModel::Coupled(m) => &m.particles.dem,
+            _ => return Err(self.missing("spheres", "particle and coupled")),
+        };
+        let none = silt_dem::forces::Loads::zeros(dem.particles.len());
+        let external = match &*model {
+            AnyModel::Particles(_) => external.as_ref().unwrap_or(&none),
+            _ => &none,
+        };
+        let loads = py.detach(|| dem.loads_now(external));
+        Ok((vectors(py, &loads.force)?, vectors(py, &loads.torque)?))
+    }
+
+    /// The immersed boundary's force and torque on each sphere of a coupled scene over the last
+    /// step, rho_f times the sum of the forcing over the sphere's markers (seed eq. 3-4, first
+    /// terms), averaged over the step's stages: `(F, T)`, (N, 3) arrays (copies; zero before the
+    /// first step). The rate of change of the fluid's momentum inside the sphere, the buoyancy and
+    /// the contacts are not included.
+    fn immersed_boundary_loads<'py>(&self, py: Python<'py>) -> PyResult<ForcesAndTorques<'py>> {
+        let model = self.model()?;
+        let AnyModel::Coupled(m) = &*model else {
+            return Err(self.missing("immersed spheres", "coupled"));
+        };
+        let rho = m.particles.fluid_density;
+        let scaled = |v: &[Vec3]| v.iter().map(|&x| rho * x).collect::<Vec<_>>();
+        let forcing = &m.particles.forcing;
+        Ok((
+            vectors(py, &scaled(&forcing.step_force))?,
+            vectors(py, &scaled(&forcing.step_torque))?,
+        ))
+    }
+
+    /// Adds dead forces `F`, an (N + 1, 3) array (one row per node), to the nodes of rod `k` of a
+    /// rod scene from the next step on, beside the scene's own loads, until set again; None clears
+    /// them. They are not part of the scene or of a checkpoint.
+    #[pyo3(signature = (forces, k = 0))]
+    fn set_node_forces(&self, forces: Option<Rows<'_>>, k: usize) -> PyResult<()> {
+        let mut model = self.model()?;
+        let AnyModel::Rods(m) = &mut *model else {
+            return Err(self.missing("rods", "rod"));
+        };
+        if k >= m.len() {
+            return Err(PyValueError::new_err(format!(
+                "rod {k} is not allowed; the scene has {} rod(s)",
+                m.len()
+            )));
+        }
+        let nodes = m.rod_nodes(k).len();
+        let mut node_forces = self.scene_node_forces[k].clone();
+        if let Some(forces) = forces {
+            let (force, _) = read_loads(&forces, None, nodes, "node")?;
+            node_forces.extend(force.into_iter().enumerate());
+        }
+        m.rod_model_mut(k).loads.node_forces = node_forces;
         Ok(())
     }
 
@@ -553,11 +708,7 @@ impl Simulation {
     /// step on, beside the scene's own loads (its weight, its point loads), until set again; None
     /// clears them. They are not part of the scene or of a checkpoint.
     #[pyo3(signature = (forces, torques = None))]
-    fn set_bead_loads(
-        &self,
-        forces: Option<PyReadonlyArray2<'_, f64>>,
-        torques: Option<PyReadonlyArray2<'_, f64>>,
-    ) -> PyResult<()> {
+    fn set_bead_loads(&self, forces: Option<Rows<'_>>, torques: Option<Rows<'_>>) -> PyResult<()> {
         let mut model = self.model()?;
         let AnyModel::Fibers(m) = &mut *model else {
             return Err(self.missing("beads", "fiber"));
@@ -598,37 +749,36 @@ impl Simulation {
         Ok(())
     }
 
-    /// Radii of the spheres, an (N,) array (a copy).
-    fn radii<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let model = self.model()?;
-        let p = self.spheres_of(&model)?;
-        Ok(PyArray1::from_slice(py, &p.radius))
+    /// Radii of the spheres, an (N,) live array.
+    fn radii<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        self.sphere_array(py, Quantity::Radii)
     }
 
     /// Velocity component `component` (0, 1, 2 for x, y, z) of the fluid (fluid and coupled scenes)
-    /// at its points, an (n_x, n_y, n_z) array (a copy, x fastest in memory): the value on the high
-    /// face normal to the component of every cell (`fluid_coordinates("uvw"[component])`).
+    /// at its points, an (n_x, n_y, n_z) live array (Fortran order: x fastest in memory, as Silt
+    /// holds it): the value on the high face normal to the component of every cell
+    /// (`fluid_coordinates("uvw"[component])`).
     fn fluid_velocity<'py>(
         &self,
         py: Python<'py>,
         component: usize,
-    ) -> PyResult<Bound<'py, PyArray3<f64>>> {
+    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
         if component > 2 {
             return Err(PyValueError::new_err(format!(
                 "component {component} is not allowed; 0, 1 or 2 (x, y, z)"
             )));
         }
         let model = self.model()?;
-        let fluid = self.fluid_of(&model)?;
-        field_interior(py, &fluid.state.velocity[component], fluid.grid().cells)
+        self.fluid_of(&model)?;
+        self.live
+            .get(py, &model, Quantity::FluidVelocity(component))
     }
 
-    /// The fluid's pressure at the cell centres, an (n_x, n_y, n_z) array (a copy, x fastest in
-    /// memory).
-    fn fluid_pressure<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f64>>> {
+    /// The fluid's pressure at the cell centres, an (n_x, n_y, n_z) live array (Fortran order).
+    fn fluid_pressure<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
         let model = self.model()?;
-        let fluid = self.fluid_of(&model)?;
-        field_interior(py, &fluid.state.pressure, fluid.grid().cells)
+        self.fluid_of(&model)?;
+        self.live.get(py, &model, Quantity::FluidPressure)
     }
 
     /// The coordinates along x, y and z of the points of the fluid's field `name` ("u", "v", "w"
@@ -674,11 +824,11 @@ impl Simulation {
         ))
     }
 
-    /// The bead centres of a fiber scene, an (N, 3) array (a copy), fiber by fiber.
-    fn bead_positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    /// The bead centres of a fiber scene, an (N, 3) live array, fiber by fiber.
+    fn bead_positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
         let model = self.model()?;
         match &*model {
-            AnyModel::Fibers(m) => Ok(vectors(py, &m.system.fibers.positions)?),
+            AnyModel::Fibers(_) => self.live.get(py, &model, Quantity::BeadPositions),
             _ => Err(self.missing("beads", "fiber")),
         }
     }
@@ -733,15 +883,12 @@ impl Simulation {
         }
     }
 
-    /// The node positions of rod `k` of a rod scene, an (N + 1, 3) array (a copy).
+    /// The node positions of rod `k` of a rod scene, an (N + 1, 3) live array.
     #[pyo3(signature = (k = 0))]
-    fn rod_nodes<'py>(&self, py: Python<'py>, k: usize) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn rod_nodes<'py>(&self, py: Python<'py>, k: usize) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
         let model = self.model()?;
         match &*model {
-            AnyModel::Rods(m) if k < m.len() => {
-                let states = m.states();
-                vectors(py, &states[k].0.nodes)
-            }
+            AnyModel::Rods(m) if k < m.len() => self.live.get(py, &model, Quantity::RodNodes(k)),
             AnyModel::Rods(m) => Err(PyValueError::new_err(format!(
                 "rod {k} is not allowed; the scene has {} rod(s)",
                 m.len()
@@ -840,15 +987,15 @@ impl Simulation {
         })
     }
 
-    /// One vector per sphere as an (N, 3) array.
-    fn sphere_vectors<'py>(
+    /// The live array of a quantity of the spheres.
+    fn sphere_array<'py>(
         &self,
         py: Python<'py>,
-        field: impl Fn(&silt_dem::particles::Particles) -> &Vec<Vec3>,
-    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        quantity: Quantity,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
         let model = self.model()?;
-        let p = self.spheres_of(&model)?;
-        vectors(py, field(p))
+        self.spheres_of(&model)?;
+        self.live.get(py, &model, quantity)
     }
 }
 
@@ -874,10 +1021,51 @@ fn read_vectors(array: &PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<Vec<V
         .collect())
 }
 
+/// Checks that every index names one of `n` bodies.
+fn check_indices(indices: &[usize], n: usize, body: &str) -> PyResult<()> {
+    match indices.iter().find(|&&i| i >= n) {
+        Some(i) => Err(PyValueError::new_err(format!(
+            "index {i} is not allowed; the scene has {n} {body}s (0 to {})",
+            n.saturating_sub(1)
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// One finite vector per index from a 3-vector (the same for all) or a (count, 3) array; `name`
+/// for the error.
+fn per_index(value: &Bound<'_, PyAny>, count: usize, name: &str) -> PyResult<Vec<Vec3>> {
+    let rows = match value.extract::<[f64; 3]>() {
+        Ok(v) => vec![Vec3::from_array(v); count],
+        Err(_) => {
+            let array: Rows<'_> = value.extract().map_err(|_| {
+                PyValueError::new_err(format!(
+                    "{name} is not allowed; a 3-vector or an (N, 3) array of floats"
+                ))
+            })?;
+            let rows = read_vectors(&array, name)?;
+            if rows.len() != count {
+                return Err(PyValueError::new_err(format!(
+                    "{name} has {} rows for {count} indices; one row per index",
+                    rows.len()
+                )));
+            }
+            rows
+        }
+    };
+    if let Some(i) = rows.iter().position(|v| !v.is_finite()) {
+        return Err(PyValueError::new_err(format!(
+            "{name}[{i}] = {:?} is not allowed; finite values",
+            rows[i]
+        )));
+    }
+    Ok(rows)
+}
+
 /// Forces and torques (torques zero where not given), one finite row per `body` of `n`.
 fn read_loads(
-    forces: &PyReadonlyArray2<'_, f64>,
-    torques: Option<&PyReadonlyArray2<'_, f64>>,
+    forces: &Rows<'_>,
+    torques: Option<&Rows<'_>>,
     n: usize,
     body: &str,
 ) -> PyResult<(Vec<Vec3>, Vec<Vec3>)> {
@@ -913,9 +1101,9 @@ fn read_loads(
 #[allow(clippy::type_complexity)]
 fn rpy_product<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray2<'py, f64>,
-    forces: PyReadonlyArray2<'py, f64>,
-    torques: Option<PyReadonlyArray2<'py, f64>>,
+    x: Rows<'py>,
+    forces: Rows<'py>,
+    torques: Option<Rows<'py>>,
     a: f64,
     eta: f64,
     overlap: bool,
@@ -1023,25 +1211,6 @@ fn solve_static<'py>(
         .collect()
 }
 
-/// The interior points of `field` (ghost layers left out) on a grid of `cells`, as an (n_x, n_y, n_z)
-/// array in Fortran order (x fastest, as Silt holds it).
-fn field_interior<'py>(
-    py: Python<'py>,
-    field: &silt_fluid::grid::Field,
-    cells: [usize; 3],
-) -> PyResult<Bound<'py, PyArray3<f64>>> {
-    let [n0, n1, n2] = cells;
-    let mut values = Vec::with_capacity(n0 * n1 * n2);
-    for k in 1..=n2 {
-        for j in 1..=n1 {
-            let first = field.index(1, j, k);
-            values.extend_from_slice(&field.data[first..first + n0]);
-        }
-    }
-    PyArray1::from_vec(py, values)
-        .reshape_with_order([n0, n1, n2], numpy::npyffi::NPY_ORDER::NPY_FORTRANORDER)
-}
-
 /// Sets the number of worker threads of every simulation in this process (before the first
 /// step; by default all cores). Results do not depend on it.
 #[pyfunction]
@@ -1061,6 +1230,7 @@ fn _silt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_threads, m)?)?;
     m.add_function(wrap_pyfunction!(rpy_product, m)?)?;
     m.add_function(wrap_pyfunction!(solve_static, m)?)?;
+    contact::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

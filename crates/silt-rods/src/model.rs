@@ -199,6 +199,20 @@ impl Rods {
         self.rods[k].state_model()
     }
 
+    /// The node positions of rod `k` now.
+    pub fn rod_nodes(&self, k: usize) -> Vec<Vec3> {
+        self.rods[k].state().0.nodes
+    }
+
+    /// The model of rod `k`, to change its loads between steps (dead loads only: the implicit
+    /// integrator's Jacobian does not depend on them).
+    pub fn rod_model_mut(&mut self, k: usize) -> &mut RodModel {
+        match &mut self.rods[k] {
+            Stepper::Implicit(implicit) => &mut implicit.model,
+            Stepper::Explicit { model, .. } => model,
+        }
+    }
+
     /// Accepted and rejected steps, f evaluations, Jacobians, factorisations and Newton failures of
     /// rod `k` (Newton steps of a static solve; Verlet steps).
     pub fn solver_statistics(&self, k: usize) -> [f64; 6] {

@@ -206,6 +206,30 @@ impl ForceContext<'_> {
         }
     }
 
+    /// The contact and lubrication loads of spheres `i` and `j` of `particles` on each other, at
+    /// positions `x` and velocities `u`, `w` (indexed like `particles`), with the pair's memory
+    /// `state`: the kernel every step runs for each near pair (seed eq. 7-8 and 10-21), for one pair.
+    /// None where they are out of reach with no memory.
+    pub fn pair_contact(
+        &self,
+        (i, j): (usize, usize),
+        (x, u, w): (&[Vec3], &[Vec3], &[Vec3]),
+        state: &mut ContactState,
+        update: Update,
+    ) -> Option<ContactForce> {
+        let p = self.body(i, x[i], u[i], w[i]);
+        let q = self.body(j, x[j], u[j], w[j]);
+        let constants = self.pair_constants(&p, &q);
+        self.pair(
+            &MinimumImage::new(self.domain),
+            &p,
+            &q,
+            &constants,
+            state,
+            update,
+        )
+    }
+
     /// Effective mass and radius of the pair (p, q); a fixed sphere lends the other one its whole mass.
     #[inline]
     fn pair_constants(&self, p: &Body, q: &Body) -> PairConstants {
