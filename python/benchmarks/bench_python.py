@@ -12,7 +12,9 @@ reads OMP_NUM_THREADS at import, so the script sets it before importing pystokes
    Verlet) the wall time of N calls of `sim.step()` minus one call of `sim.step(N)` on the same state,
    over N: what crossing into Python costs per step (the method call, releasing and taking the GIL,
    the check for Ctrl-C). Beside it the step itself (`sim.step(N)` / N) and the CLI's step on the same
-   scene: (wall time of a run of 2N steps - one of N) / N, output written only at the ends.
+   scene: (wall time of a run of 2N steps - one of N) / N, output written only at the ends. And the
+   overhead when each step() is followed by reading the positions (`positions()`, `bead_positions()`,
+   `rod_nodes(0)`: a live array, refreshed in place by every step() once asked for).
 2. The RPY product (6N: forces and torques) at N = 1,000 and 4,000 beads on a random cloud
    (5 % volume fraction): the best of K products against pystokes 2.3.2's four calls
    (`Rbm.mobilityTT/TR/RT/RR`, which the peer script benches/peers/pystokes_rpy.py describes).
@@ -74,11 +76,17 @@ def cli_seconds_per_step(silt_bin, scene, dt, steps, threads, tmp):
     return best / steps
 
 
+def positions_of(sim):
+    """The live array of the positions of the scene's bodies."""
+    return {"particles": sim.positions, "fibers": sim.bead_positions, "rods": lambda: sim.rod_nodes(0)}[sim.kind]
+
+
 def python_seconds(silt, scene, steps):
-    """The best of 3 of: one call of step(N) over N, and (N calls of step() - that) over N."""
+    """The best of 3 of: one call of step(N) over N, (N calls of step() - that) over N, and (N calls of
+    step() each followed by reading the positions - that) over N."""
     sim = silt.Simulation(silt.Scene.from_file(scene))
     sim.step(10)
-    batches, overheads = [], []
+    batches, overheads, reading = [], [], []
     for _ in range(3):
         start = time.perf_counter()
         sim.step(steps)
@@ -89,7 +97,23 @@ def python_seconds(silt, scene, steps):
         single = time.perf_counter() - start
         batches.append(batch / steps)
         overheads.append((single - batch) / steps)
-    return min(batches), min(overheads), sim.dt
+    # Asked for once, the positions are refreshed by every later step (a fresh simulation: the other
+    # measurements stay without live arrays).
+    read = silt.Simulation(silt.Scene.from_file(scene))
+    read.step(10)
+    positions = positions_of(read)
+    positions()
+    for _ in range(3):
+        start = time.perf_counter()
+        read.step(steps)
+        batch = time.perf_counter() - start
+        start = time.perf_counter()
+        for _ in range(steps):
+            read.step()
+            positions()
+        single = time.perf_counter() - start
+        reading.append((single - batch) / steps)
+    return min(batches), min(overheads), min(reading), sim.dt
 
 
 def main():
@@ -104,18 +128,18 @@ def main():
 
     silt.set_threads(args.threads)
     print(f"silt {silt.__version__}, {args.threads} thread(s), {os.cpu_count()} CPUs\n")
-    print("| scene | step from Python, us | overhead per step(), us | CLI step, us |")
-    print("|---|---|---|---|")
+    print("| scene | step from Python, us | overhead per step(), us | with positions read, us | CLI step, us |")
+    print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, (steps, path, changes) in SCENES.items():
             steps = max(1, int(steps * args.scale))
             scene, _ = scene_file(tmp, path, changes, args.silt)
-            step, overhead, dt = python_seconds(silt, scene, steps)
+            step, overhead, reading, dt = python_seconds(silt, scene, steps)
             if dt is None:
                 cli = float("nan")
             else:
                 cli = cli_seconds_per_step(args.silt, scene, dt, steps, args.threads, tmp)
-            print(f"| {name} | {1e6 * step:.2f} | {1e6 * overhead:.2f} | {1e6 * cli:.2f} |")
+            print(f"| {name} | {1e6 * step:.2f} | {1e6 * overhead:.2f} | {1e6 * reading:.2f} | {1e6 * cli:.2f} |")
 
     print("\n| RPY product (6N) | Silt ms | pystokes 2.3.2 ms | pystokes / Silt |")
     print("|---|---|---|---|")
