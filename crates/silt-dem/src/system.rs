@@ -641,6 +641,15 @@ impl DemSystem {
         *w = angular_velocity;
         problem
     }
+    /// Holds sphere `i` (`fixed`: it moves at its velocity, whatever acts on it) or frees it, from
+    /// the next evaluation on; the pairs' effective masses change with it.
+    pub fn set_fixed(&mut self, i: usize, fixed: bool) {
+        if self.particles.fixed[i] != fixed {
+            self.particles.fixed[i] = fixed;
+            self.scratch.loads.forget_pair_constants();
+        }
+    }
+
     /// The loads on every sphere at the current state: contacts, lubrication and gravity (seed eq.
     /// 7-8) plus `external`, as the next step's first evaluation sees them (contacts starting now
     /// recorded, tangential springs as they stand), evaluated on a copy: the system is unchanged.
@@ -1334,6 +1343,34 @@ mod tests {
         assert_eq!(loads.force[1], -pair.force_on_p);
         assert_eq!(loads.torque[0], pair.torque_on_p());
         assert_eq!(loads.torque[1], pair.torque_on_q());
+    }
+
+    /// Holding a sphere between steps changes its pairs' effective mass at the next evaluation (the
+    /// near pairs' cached constants are recomputed), as a fresh evaluation of the pair gives it.
+    #[test]
+    fn holding_a_sphere_changes_its_pairs_effective_mass_at_once() {
+        let mut system = verlet_line(2, -0.02);
+        system.walls.clear();
+        system.wall_states = vec![ContactState::default(); 2];
+        system.gravity = Vec3::ZERO;
+        system.step().unwrap();
+        let free = system.loads_now(&Loads::zeros(2));
+        system.set_fixed(1, true);
+        let held = system.loads_now(&Loads::zeros(2));
+        let mut state = system
+            .checkpoint()
+            .pair_states
+            .first()
+            .map(|p| p.2)
+            .unwrap_or_default();
+        let update = Update {
+            track_contacts: true,
+            spring_increment: None,
+            substep: system.dt,
+        };
+        let pair = system.pair_contact((0, 1), &mut state, update).unwrap();
+        assert_ne!(held.force[0], free.force[0]);
+        assert_eq!(held.force[0], pair.force_on_p);
     }
 
     /// A small velocity-Verlet system: `count` spheres of radius 0.5 on a line along x, with gaps `gap`

@@ -279,11 +279,11 @@ impl AnyModel {
         }
     }
 
-    /// The spheres of a particle or coupled model, to change.
-    fn particles_mut(&mut self) -> Option<&mut silt_dem::particles::Particles> {
+    /// The sphere system of a particle or coupled model, to change.
+    fn dem_mut(&mut self) -> Option<&mut silt_dem::system::DemSystem> {
         match self {
-            AnyModel::Particles(m) => Some(&mut m.system.particles),
-            AnyModel::Coupled(m) => Some(&mut m.particles.dem.particles),
+            AnyModel::Particles(m) => Some(&mut m.system),
+            AnyModel::Coupled(m) => Some(&mut m.particles.dem),
             _ => None,
         }
     }
@@ -609,11 +609,11 @@ impl Simulation {
             Some(w) => per_index(w, indices.len(), "angular_velocity")?,
             None => vec![Vec3::ZERO; indices.len()],
         };
-        let p = model.particles_mut().expect("checked above");
+        let dem = model.dem_mut().expect("checked above");
         for (k, &i) in indices.iter().enumerate() {
-            p.fixed[i] = true;
-            p.velocity[i] = velocity[k];
-            p.angular_velocity[i] = angular_velocity[k];
+            dem.set_fixed(i, true);
+            dem.particles.velocity[i] = velocity[k];
+            dem.particles.angular_velocity[i] = angular_velocity[k];
         }
         self.live.refresh(py, &model)
     }
@@ -624,9 +624,9 @@ impl Simulation {
         let mut model = self.model()?;
         let n = self.spheres_of(&model)?.len();
         check_indices(&indices, n, "sphere")?;
-        let p = model.particles_mut().expect("checked above");
+        let dem = model.dem_mut().expect("checked above");
         for &i in &indices {
-            p.fixed[i] = false;
+            dem.set_fixed(i, false);
         }
         Ok(())
     }
