@@ -10,6 +10,7 @@ pub mod chain;
 pub mod constraints;
 pub mod dynamics;
 pub mod elasticity;
+pub mod ewald;
 pub mod flows;
 pub mod mobility;
 pub mod model;
