@@ -37,13 +37,13 @@ pub struct Blocks {
 }
 
 impl Blocks {
-    const ZERO: Blocks = Blocks {
+    pub(crate) const ZERO: Blocks = Blocks {
         tt: DMat3::ZERO,
         tr: DMat3::ZERO,
         rr: DMat3::ZERO,
     };
 
-    fn add(&mut self, other: Blocks) {
+    pub(crate) fn add(&mut self, other: Blocks) {
         self.tt += other.tt;
         self.tr += other.tr;
         self.rr += other.rr;
@@ -77,7 +77,7 @@ pub struct EwaldRpy {
 }
 
 /// `[v]×`, the matrix of `w ↦ v × w`.
-fn cross_matrix(v: Vec3) -> DMat3 {
+pub(crate) fn cross_matrix(v: Vec3) -> DMat3 {
     DMat3::from_cols(
         Vec3::new(0.0, v.z, -v.y),
         Vec3::new(-v.z, 0.0, v.x),
@@ -86,7 +86,7 @@ fn cross_matrix(v: Vec3) -> DMat3 {
 }
 
 /// `v vᵀ`.
-fn outer(v: Vec3) -> DMat3 {
+pub(crate) fn outer(v: Vec3) -> DMat3 {
     DMat3::from_cols(v * v.x, v * v.y, v * v.z)
 }
 
@@ -162,55 +162,6 @@ impl EwaldRpy {
         self.xi
     }
 
-    /// The real-space part for one image at `rho` (`|rho| > 0`), with the overlap difference below 2a.
-    fn real(&self, rho: Vec3) -> Blocks {
-        let (a, eta, xi) = (self.kernel.radius(), self.kernel.viscosity(), self.xi);
-        let r = rho.length();
-        let d = rho / r;
-        let dd = outer(d);
-        let x = xi * r;
-        let (c, g) = (erfc(x), (-x * x).exp() / PI.sqrt());
-        let (x2, x3) = (x * x, x * x * x);
-        let (x5, x7) = (x3 * x2, x3 * x2 * x2);
-        let mu0 = self.kernel.self_translation();
-        // Translation: mu0 [F I + G r̂r̂] (Beenakker's real-space kernel).
-        let (r2, a3) = (r * r, a * a * a);
-        let (xi2, xi3) = (xi * xi, xi * xi * xi);
-        let (xi5, xi7) = (xi3 * xi2, xi3 * xi2 * xi2);
-        let f = c * (0.75 * a / r + 0.5 * a3 / (r2 * r))
-            + g * (4.0 * xi7 * a3 * r2 * r2 + 3.0 * xi3 * a * r2
-                - 20.0 * xi5 * a3 * r2
-                - 4.5 * xi * a
-                + 14.0 * xi3 * a3
-                + xi * a3 / r2);
-        let gg = c * (0.75 * a / r - 1.5 * a3 / (r2 * r))
-            + g * (-4.0 * xi7 * a3 * r2 * r2 - 3.0 * xi3 * a * r2
-                + 16.0 * xi5 * a3 * r2
-                + 1.5 * xi * a
-                - 2.0 * xi3 * a3
-                - 3.0 * xi * a3 / r2);
-        let rotlet = 1.0 / (8.0 * PI * eta * r2 * r);
-        let mut blocks = Blocks {
-            tt: (DMat3::IDENTITY * f + dd * gg) * mu0,
-            tr: cross_matrix(rho)
-                * (-rotlet * (c + 2.0 * g * x * (1.0 - 6.0 * x2 + 2.0 * x2 * x2))),
-            rr: (DMat3::IDENTITY * (-0.5 * c - g * (x + 14.0 * x3 - 20.0 * x5 + 4.0 * x7))
-                + dd * (1.5 * c + g * (3.0 * x + 2.0 * x3 - 16.0 * x5 + 4.0 * x7)))
-                * rotlet,
-        };
-        if r < 2.0 * a && self.kernel.overlap_correction() {
-            // Wajnryb et al.'s overlap form in place of the far-field form of the same image.
-            let near = self.kernel.pair(rho);
-            let far = self.kernel.without_overlap_correction().pair(rho);
-            blocks.add(pair_blocks(near));
-            let far = pair_blocks(far);
-            blocks.tt -= far.tt;
-            blocks.tr -= far.tr;
-            blocks.rr -= far.rr;
-        }
-        blocks
-    }
-
     /// The blocks of bead `i` due to bead `j` at `separation = Y_i − Y_j`; `same` for `i = j` (the
     /// separation then zero).
     pub fn blocks(&self, separation: Vec3, same: bool) -> Blocks {
@@ -223,7 +174,7 @@ impl EwaldRpy {
             if length > self.real_cutoff || (same && length == 0.0) {
                 continue;
             }
-            total.add(self.real(rho));
+            total.add(real_blocks(&self.kernel, self.xi, rho));
         }
         // Wave space.
         for w in &self.waves {
@@ -234,13 +185,7 @@ impl EwaldRpy {
             total.rr += w.rr * cos;
         }
         if same {
-            let (a, xi) = (self.kernel.radius(), self.xi);
-            let root_pi = PI.sqrt();
-            total.tt += DMat3::IDENTITY
-                * (self.kernel.self_translation()
-                    * (1.0 - 6.0 * xi * a / root_pi + 40.0 * (xi * a).powi(3) / (3.0 * root_pi)));
-            total.rr += DMat3::IDENTITY
-                * (self.kernel.self_rotation() * (1.0 - 40.0 * (xi * a).powi(3) / (3.0 * root_pi)));
+            total.add(self_blocks(&self.kernel, self.xi));
         }
         total
     }
@@ -267,6 +212,66 @@ impl EwaldRpy {
                 (v, w)
             })
             .unzip()
+    }
+}
+
+/// Beenakker's real-space blocks of one image at `rho` (`|rho| > 0`) with splitting parameter `xi`,
+/// with the overlap difference below 2a (when `kernel` corrects overlaps).
+pub(crate) fn real_blocks(kernel: &RpyKernel, xi: f64, rho: Vec3) -> Blocks {
+    let (a, eta) = (kernel.radius(), kernel.viscosity());
+    let r = rho.length();
+    let d = rho / r;
+    let dd = outer(d);
+    let x = xi * r;
+    let (c, g) = (erfc(x), (-x * x).exp() / PI.sqrt());
+    let (x2, x3) = (x * x, x * x * x);
+    let (x5, x7) = (x3 * x2, x3 * x2 * x2);
+    let mu0 = kernel.self_translation();
+    // Translation: mu0 [F I + G r̂r̂] (Beenakker's real-space kernel).
+    let (r2, a3) = (r * r, a * a * a);
+    let (xi2, xi3) = (xi * xi, xi * xi * xi);
+    let (xi5, xi7) = (xi3 * xi2, xi3 * xi2 * xi2);
+    let f = c * (0.75 * a / r + 0.5 * a3 / (r2 * r))
+        + g * (4.0 * xi7 * a3 * r2 * r2 + 3.0 * xi3 * a * r2 - 20.0 * xi5 * a3 * r2 - 4.5 * xi * a
+            + 14.0 * xi3 * a3
+            + xi * a3 / r2);
+    let gg = c * (0.75 * a / r - 1.5 * a3 / (r2 * r))
+        + g * (-4.0 * xi7 * a3 * r2 * r2 - 3.0 * xi3 * a * r2
+            + 16.0 * xi5 * a3 * r2
+            + 1.5 * xi * a
+            - 2.0 * xi3 * a3
+            - 3.0 * xi * a3 / r2);
+    let rotlet = 1.0 / (8.0 * PI * eta * r2 * r);
+    let mut blocks = Blocks {
+        tt: (DMat3::IDENTITY * f + dd * gg) * mu0,
+        tr: cross_matrix(rho) * (-rotlet * (c + 2.0 * g * x * (1.0 - 6.0 * x2 + 2.0 * x2 * x2))),
+        rr: (DMat3::IDENTITY * (-0.5 * c - g * (x + 14.0 * x3 - 20.0 * x5 + 4.0 * x7))
+            + dd * (1.5 * c + g * (3.0 * x + 2.0 * x3 - 16.0 * x5 + 4.0 * x7)))
+            * rotlet,
+    };
+    if r < 2.0 * a && kernel.overlap_correction() {
+        // Wajnryb et al.'s overlap form in place of the far-field form of the same image.
+        let near = kernel.pair(rho);
+        let far = kernel.without_overlap_correction().pair(rho);
+        blocks.add(pair_blocks(near));
+        let far = pair_blocks(far);
+        blocks.tt -= far.tt;
+        blocks.tr -= far.tr;
+        blocks.rr -= far.rr;
+    }
+    blocks
+}
+
+/// The self blocks `δ_ij M_self(ξ)` of the Ewald sum.
+pub(crate) fn self_blocks(kernel: &RpyKernel, xi: f64) -> Blocks {
+    let (a, root_pi) = (kernel.radius(), PI.sqrt());
+    Blocks {
+        tt: DMat3::IDENTITY
+            * (kernel.self_translation()
+                * (1.0 - 6.0 * xi * a / root_pi + 40.0 * (xi * a).powi(3) / (3.0 * root_pi))),
+        tr: DMat3::ZERO,
+        rr: DMat3::IDENTITY
+            * (kernel.self_rotation() * (1.0 - 40.0 * (xi * a).powi(3) / (3.0 * root_pi))),
     }
 }
 
