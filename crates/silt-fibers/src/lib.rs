@@ -16,3 +16,4 @@ pub mod mobility;
 pub mod model;
 pub mod multipliers;
 pub mod rpy;
+pub mod spectral;
