@@ -16,6 +16,9 @@ use silt_core::Vec3;
 use std::f64::consts::PI;
 use std::sync::Arc;
 
+/// The most memory the wave space's grids may take (six complex grids and the modes' values).
+const MAX_GRID_BYTES: f64 = 8.0 * (1u64 << 30) as f64;
+
 /// The smallest `x ≥ 0` with `bound(x) ≤ tolerance`, `bound` decreasing past its maximum (bisection).
 fn cut_at(tolerance: f64, bound: impl Fn(f64) -> f64) -> f64 {
     let (mut low, mut high) = (1.0, 20.0);
@@ -120,6 +123,19 @@ impl SpectralRpy {
         };
         let grid: [usize; 3] =
             std::array::from_fn(|axis| fft_friendly(((lengths[axis] / h).ceil() as usize).max(8)));
+        let points = grid.iter().map(|&n| n as f64).product::<f64>();
+        let bytes = 12.0 * 16.0 * points;
+        if bytes > MAX_GRID_BYTES {
+            return Err(format!(
+                "the wave-space grid of {} x {} x {} points would take {:.1} GiB (at most {:.0}); \
+                 loosen the tolerance ({tolerance:e}) or use a smaller box",
+                grid[0],
+                grid[1],
+                grid[2],
+                bytes / (1u64 << 30) as f64,
+                MAX_GRID_BYTES / (1u64 << 30) as f64
+            ));
+        }
         let spacing = lengths / Vec3::new(grid[0] as f64, grid[1] as f64, grid[2] as f64);
         let sigma = s * spacing.max_element();
         let gaussian_share = gaussian_share.max(4.0 * xi * xi * sigma * sigma);
@@ -471,6 +487,28 @@ mod tests {
             .sum();
         let size: f64 = b.iter().map(|q| q.length_squared()).sum();
         (difference / size).sqrt()
+    }
+
+    /// Bad parameters and grids beyond the memory limit are refused with a message, not a crash.
+    #[test]
+    fn impossible_requests_are_refused() {
+        let kernel = RpyKernel::new(1.0, 1.0).unwrap();
+        // Ten million beads in a box 5,000 radii wide at 1e-8: a grid of billions of points.
+        let huge = SpectralRpy::new(kernel, Vec3::splat(5000.0), 1e-8, 10_000_000)
+            .err()
+            .unwrap();
+        assert!(
+            huge.contains("GiB") && huge.contains("loosen the tolerance"),
+            "{huge}"
+        );
+        let tolerance = SpectralRpy::new(kernel, Vec3::splat(10.0), 0.5, 10)
+            .err()
+            .unwrap();
+        assert!(tolerance.contains("from 1e-10 to 1e-2"), "{tolerance}");
+        let length = SpectralRpy::new(kernel, Vec3::new(10.0, 0.0, 10.0), 1e-4, 10)
+            .err()
+            .unwrap();
+        assert!(length.contains("box lengths"), "{length}");
     }
 
     /// Against the direct Ewald sum, for random beads with overlaps, in a cubic and an orthorhombic
