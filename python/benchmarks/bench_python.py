@@ -81,12 +81,10 @@ def positions_of(sim):
     return {"particles": sim.positions, "fibers": sim.bead_positions, "rods": lambda: sim.rod_nodes(0)}[sim.kind]
 
 
-def python_seconds(silt, scene, steps):
-    """The best of 3 of: one call of step(N) over N, (N calls of step() - that) over N, and (N calls of
-    step() each followed by reading the positions - that) over N."""
-    sim = silt.Simulation(silt.Scene.from_file(scene))
-    sim.step(10)
-    batches, overheads, reading = [], [], []
+def seconds_per_step(sim, steps, after=None):
+    """The best of 3 of: one call of step(N) over N, and (N calls of step(), each followed by `after()`
+    if given, - that) over N."""
+    batches, overheads = [], []
     for _ in range(3):
         start = time.perf_counter()
         sim.step(steps)
@@ -94,26 +92,28 @@ def python_seconds(silt, scene, steps):
         start = time.perf_counter()
         for _ in range(steps):
             sim.step()
+            if after is not None:
+                after()
         single = time.perf_counter() - start
         batches.append(batch / steps)
         overheads.append((single - batch) / steps)
-    # Asked for once, the positions are refreshed by every later step (a fresh simulation: the other
-    # measurements stay without live arrays).
+    return min(batches), min(overheads)
+
+
+def python_seconds(silt, scene, steps):
+    """The step from Python, its overhead per step() call, and that overhead with the positions read after
+    every step."""
+    sim = silt.Simulation(silt.Scene.from_file(scene))
+    sim.step(10)
+    batch, overhead = seconds_per_step(sim, steps)
+    # Asked for once, the positions are refreshed by every later step (a fresh simulation: the first
+    # measurement stays without live arrays).
     read = silt.Simulation(silt.Scene.from_file(scene))
     read.step(10)
     positions = positions_of(read)
     positions()
-    for _ in range(3):
-        start = time.perf_counter()
-        read.step(steps)
-        batch = time.perf_counter() - start
-        start = time.perf_counter()
-        for _ in range(steps):
-            read.step()
-            positions()
-        single = time.perf_counter() - start
-        reading.append((single - batch) / steps)
-    return min(batches), min(overheads), min(reading), sim.dt
+    _, reading = seconds_per_step(read, steps, after=positions)
+    return batch, overhead, reading, sim.dt
 
 
 def main():

@@ -494,6 +494,9 @@ def test_external_loads_on_a_coupled_sphere_add_to_the_fluids():
     force, torque = free.contact_loads()
     np.testing.assert_array_equal(force, [[0.0, 0.0, -9.81 * m]])
     np.testing.assert_array_equal(torque, np.zeros((1, 3)))
+    # The loads set from Python are among a sphere's loads.
+    force, _ = held.contact_loads()
+    np.testing.assert_allclose(force, [[0.0, 0.0, lift - 9.81 * m]], rtol=1e-14)
     held.set_external_loads(None)
     held.step(10)
     assert held.positions()[0, 2] < z0

@@ -1316,23 +1316,34 @@ mod tests {
         assert_eq!(system.touching(), [true, true, true, false]);
     }
 
-    /// The loads of the current state come from the step's kernel without changing the system, and
-    /// one pair's contact (`pair_contact`) is what the pair loop gives two touching spheres.
-    #[test]
-    fn loads_now_and_one_pair_match_the_pair_loop() {
+    /// Two overlapping spheres of [`verlet_line`] alone: no walls, no gravity.
+    fn touching_pair() -> DemSystem {
         let mut system = verlet_line(2, -0.02);
         system.walls.clear();
         system.wall_states = vec![ContactState::default(); 2];
         system.gravity = Vec3::ZERO;
+        system
+    }
+
+    /// A pass of the contact kernel that records contacts and leaves the springs as they stand.
+    fn tracking(system: &DemSystem) -> Update {
+        Update {
+            track_contacts: true,
+            spring_increment: None,
+            substep: system.dt,
+        }
+    }
+
+    /// The loads of the current state come from the step's kernel without changing the system, and
+    /// one pair's contact (`pair_contact`) is what the pair loop gives two touching spheres.
+    #[test]
+    fn loads_now_and_one_pair_match_the_pair_loop() {
+        let mut system = touching_pair();
         system.particles.angular_velocity[1] = Vec3::new(0.0, 0.3, -0.2);
         let before = system.checkpoint();
         let loads = system.loads_now(&Loads::zeros(2));
         assert_eq!(system.checkpoint(), before, "loads_now changed the system");
-        let update = Update {
-            track_contacts: true,
-            spring_increment: None,
-            substep: system.dt,
-        };
+        let update = tracking(&system);
         let mut state = ContactState::default();
         let pair = system
             .pair_contact((0, 1), &mut state, update)
@@ -1349,10 +1360,7 @@ mod tests {
     /// near pairs' cached constants are recomputed), as a fresh evaluation of the pair gives it.
     #[test]
     fn holding_a_sphere_changes_its_pairs_effective_mass_at_once() {
-        let mut system = verlet_line(2, -0.02);
-        system.walls.clear();
-        system.wall_states = vec![ContactState::default(); 2];
-        system.gravity = Vec3::ZERO;
+        let mut system = touching_pair();
         system.step().unwrap();
         let free = system.loads_now(&Loads::zeros(2));
         system.set_fixed(1, true);
@@ -1363,11 +1371,7 @@ mod tests {
             .first()
             .map(|p| p.2)
             .unwrap_or_default();
-        let update = Update {
-            track_contacts: true,
-            spring_increment: None,
-            substep: system.dt,
-        };
+        let update = tracking(&system);
         let pair = system.pair_contact((0, 1), &mut state, update).unwrap();
         assert_ne!(held.force[0], free.force[0]);
         assert_eq!(held.force[0], pair.force_on_p);

@@ -379,10 +379,9 @@ impl SpectralRpy {
             self.transform(grid, &self.inverse);
         }
         // Interpolate with the same Gaussians.
-        positions
+        bead_weights
             .par_iter()
-            .zip(&bead_weights)
-            .map(|(_, (first, weight))| {
+            .map(|(first, weight)| {
                 let mut out = [0.0; 6];
                 for (qz, wz) in weight[2].iter().enumerate() {
                     for (qy, wy) in weight[1].iter().enumerate() {

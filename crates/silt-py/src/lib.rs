@@ -639,8 +639,8 @@ impl Simulation {
     }
 
     /// The loads on each sphere of a particle or coupled scene in the current state from contacts,
-    /// lubrication and gravity (seed eq. 7-8) plus the loads of `set_external_loads` (in a particle
-    /// scene), as the next step's first evaluation sees them: `(F, T)`, (N, 3) arrays (copies,
+    /// lubrication and gravity (seed eq. 7-8) plus the loads of `set_external_loads`, as the next
+    /// step's first evaluation sees them: `(F, T)`, (N, 3) arrays (copies,
     /// evaluated on request; the simulation is unchanged). A coupled scene's fluid loads are
     /// `immersed_boundary_loads()`.
     fn contact_loads<'py>(&self, py: Python<'py>) -> PyResult<ForcesAndTorques<'py>> {
@@ -653,9 +653,10 @@ impl Simulation {
         };
         let none = silt_dem::forces::Loads::zeros(dem.particles.len());
         let external = match &*model {
-            AnyModel::Particles(_) => external.as_ref().unwrap_or(&none),
-            _ => &none,
+            AnyModel::Coupled(m) => m.particles.external.as_ref(),
+            _ => external.as_ref(),
         };
+        let external = external.unwrap_or(&none);
         let loads = py.detach(|| dem.loads_now(external));
         Ok((vectors(py, &loads.force)?, vectors(py, &loads.torque)?))
     }

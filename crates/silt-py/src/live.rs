@@ -38,6 +38,11 @@ pub(crate) enum Quantity {
 }
 
 impl Quantity {
+    /// Whether the quantity never changes once made (radii, masses): not refreshed.
+    fn constant(self) -> bool {
+        matches!(self, Quantity::Radii | Quantity::Masses)
+    }
+
     /// The array's shape and whether it is in Fortran order; None where the model has no such
     /// quantity (the caller checks first, with its own message).
     fn layout(self, model: &AnyModel) -> Option<(Vec<usize>, bool)> {
@@ -141,7 +146,7 @@ impl LiveArrays {
     /// Writes the model's state now into every live array (after a call that advanced it).
     pub(crate) fn refresh(&self, py: Python<'_>, model: &AnyModel) -> PyResult<()> {
         let arrays = self.arrays.lock().map_err(|_| crate::busy())?;
-        for (quantity, array) in arrays.iter() {
+        for (quantity, array) in arrays.iter().filter(|(q, _)| !q.constant()) {
             write(array.bind(py), |out| quantity.fill(model, out));
         }
         Ok(())
