@@ -17,7 +17,7 @@
 //! the overlap correction of [`crate::rpy`] holds in the periodic mobility too. Blocks follow
 //! [`crate::rpy`]: `V_i = M_tt F_j + M_tr T_j`, `W_i = M_rt F_j + M_rr T_j`, `M_rt(r) = M_tr(r)`.
 
-use crate::rpy::RpyKernel;
+use crate::rpy::{PairMobility, RpyKernel};
 use glam::DMat3;
 use rayon::prelude::*;
 use silt_core::Vec3;
@@ -215,19 +215,17 @@ impl EwaldRpy {
     }
 }
 
-/// Beenakker's real-space blocks of one image at `rho` (`|rho| > 0`) with splitting parameter `xi`,
-/// with the overlap difference below 2a (when `kernel` corrects overlaps).
-pub(crate) fn real_blocks(kernel: &RpyKernel, xi: f64, rho: Vec3) -> Blocks {
+/// Beenakker's real-space kernel of one image at distance `r > 0` with splitting parameter `xi`, in
+/// the scalar form of [`crate::rpy::PairMobility`] (its direction left zero for the caller): the
+/// translation `μ0 [F I + G r̂r̂]`, the coupling `M_tr = −c [r̂]×` and the rotation, without the
+/// overlap difference (docs/theory/periodic-rpy.md, "Ewald sum").
+pub(crate) fn real_scalars(kernel: &RpyKernel, xi: f64, r: f64) -> PairMobility {
     let (a, eta) = (kernel.radius(), kernel.viscosity());
-    let r = rho.length();
-    let d = rho / r;
-    let dd = outer(d);
     let x = xi * r;
     let (c, g) = (erfc(x), (-x * x).exp() / PI.sqrt());
     let (x2, x3) = (x * x, x * x * x);
     let (x5, x7) = (x3 * x2, x3 * x2 * x2);
     let mu0 = kernel.self_translation();
-    // Translation: mu0 [F I + G r̂r̂] (Beenakker's real-space kernel).
     let (r2, a3) = (r * r, a * a * a);
     let (xi2, xi3) = (xi * xi, xi * xi * xi);
     let (xi5, xi7) = (xi3 * xi2, xi3 * xi2 * xi2);
@@ -242,22 +240,46 @@ pub(crate) fn real_blocks(kernel: &RpyKernel, xi: f64, rho: Vec3) -> Blocks {
             - 2.0 * xi3 * a3
             - 3.0 * xi * a3 / r2);
     let rotlet = 1.0 / (8.0 * PI * eta * r2 * r);
-    let mut blocks = Blocks {
-        tt: (DMat3::IDENTITY * f + dd * gg) * mu0,
-        tr: cross_matrix(rho) * (-rotlet * (c + 2.0 * g * x * (1.0 - 6.0 * x2 + 2.0 * x2 * x2))),
-        rr: (DMat3::IDENTITY * (-0.5 * c - g * (x + 14.0 * x3 - 20.0 * x5 + 4.0 * x7))
-            + dd * (1.5 * c + g * (3.0 * x + 2.0 * x3 - 16.0 * x5 + 4.0 * x7)))
-            * rotlet,
-    };
-    if r < 2.0 * a && kernel.overlap_correction() {
+    PairMobility {
+        tt_isotropic: mu0 * f,
+        tt_along: mu0 * gg,
+        // −rotlet h(x) [ρ]× T = rotlet h(x) r (T × r̂): the free coupling 1/(8πηr²) times h(x).
+        coupling: rotlet * r * (c + 2.0 * g * x * (1.0 - 6.0 * x2 + 2.0 * x2 * x2)),
+        rr_isotropic: rotlet * (-0.5 * c - g * (x + 14.0 * x3 - 20.0 * x5 + 4.0 * x7)),
+        rr_along: rotlet * (1.5 * c + g * (3.0 * x + 2.0 * x3 - 16.0 * x5 + 4.0 * x7)),
+        direction: Vec3::ZERO,
+    }
+}
+
+/// The overlap difference of a pair or image at `rho` closer than 2a: Wajnryb et al.'s overlap form
+/// less the far-field form (zero from 2a on, or without the overlap correction).
+pub(crate) fn overlap_difference(kernel: &RpyKernel, rho: Vec3) -> Option<PairMobility> {
+    if !kernel.overlap_correction() || rho.length() >= 2.0 * kernel.radius() {
+        return None;
+    }
+    let near = kernel.pair(rho);
+    let far = kernel.without_overlap_correction().pair(rho);
+    Some(PairMobility {
+        tt_isotropic: near.tt_isotropic - far.tt_isotropic,
+        tt_along: near.tt_along - far.tt_along,
+        coupling: near.coupling - far.coupling,
+        rr_isotropic: near.rr_isotropic - far.rr_isotropic,
+        rr_along: near.rr_along - far.rr_along,
+        direction: near.direction,
+    })
+}
+
+/// Beenakker's real-space blocks of one image at `rho` (`|rho| > 0`) with splitting parameter `xi`,
+/// with the overlap difference below 2a (when `kernel` corrects overlaps).
+pub(crate) fn real_blocks(kernel: &RpyKernel, xi: f64, rho: Vec3) -> Blocks {
+    let r = rho.length();
+    let mut blocks = pair_blocks(PairMobility {
+        direction: rho / r,
+        ..real_scalars(kernel, xi, r)
+    });
+    if let Some(difference) = overlap_difference(kernel, rho) {
         // Wajnryb et al.'s overlap form in place of the far-field form of the same image.
-        let near = kernel.pair(rho);
-        let far = kernel.without_overlap_correction().pair(rho);
-        blocks.add(pair_blocks(near));
-        let far = pair_blocks(far);
-        blocks.tt -= far.tt;
-        blocks.tr -= far.tr;
-        blocks.rr -= far.rr;
+        blocks.add(pair_blocks(difference));
     }
     blocks
 }
@@ -276,7 +298,7 @@ pub(crate) fn self_blocks(kernel: &RpyKernel, xi: f64) -> Blocks {
 }
 
 /// The blocks of a free-space pair mobility of [`crate::rpy`].
-fn pair_blocks(p: crate::rpy::PairMobility) -> Blocks {
+fn pair_blocks(p: PairMobility) -> Blocks {
     let dd = outer(p.direction);
     // c T × r̂ = −c [r̂]× T.
     Blocks {

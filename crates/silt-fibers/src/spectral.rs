@@ -1,14 +1,17 @@
 //! The periodic RPY mobility product in O(N log N) (issue 25): Beenakker's Ewald splitting
-//! ([`crate::ewald`]) with the real-space part summed over the pairs within a cutoff (a cell list)
-//! and the wave-space part by the spectral Ewald method (Lindbo & Tornberg 2011, as in the positively
-//! split Ewald of Fiore et al. 2017): forces and torques spread onto a uniform grid with truncated
-//! Gaussians, a 3-D FFT, the wave kernels applied per mode, the inverse FFT, and the velocities
-//! interpolated back with the same Gaussians. One tolerance sets the splitting, the cutoffs, the grid
-//! and the Gaussians' support. Theory and checks: `docs/theory/periodic-rpy.md`.
+//! ([`crate::ewald`]) with the real-space part summed over the pairs within a cutoff (a cell list, the
+//! kernel tabulated) and the wave-space part by the spectral Ewald method (Lindbo & Tornberg 2011, as
+//! in the positively split Ewald of Fiore et al. 2017): forces and torques spread onto a uniform grid
+//! with truncated Gaussians, a 3-D FFT, the wave kernels applied per mode, the inverse FFT, and the
+//! velocities interpolated back with the same Gaussians. One tolerance sets the splitting, the
+//! cutoffs, the grid and the Gaussians. Theory and checks: `docs/theory/periodic-rpy.md`.
+//!
+//! Every stage is parallel and sums in an order that does not depend on the threads: real-space rows
+//! bead by bead, the spreading plane by plane (each plane takes its beads in a fixed order), the FFT
+//! line by line, the interpolation bead by bead.
 
-use crate::ewald::{cross_matrix, outer, real_blocks, self_blocks};
-use crate::rpy::RpyKernel;
-use glam::DMat3;
+use crate::ewald::{overlap_difference, real_scalars, self_blocks};
+use crate::rpy::{PairMobility, RpyKernel};
 use rayon::prelude::*;
 use rustfft::num_complex::Complex64;
 use rustfft::{Fft, FftPlanner};
@@ -16,15 +19,77 @@ use silt_core::Vec3;
 use std::f64::consts::PI;
 use std::sync::Arc;
 
-/// The most memory the wave space's grids may take (six complex grids and the modes' values).
+/// The most memory the wave space's grids may take (seven complex grids).
 const MAX_GRID_BYTES: f64 = 8.0 * (1u64 << 30) as f64;
 
-/// The smallest `x ≥ 0` with `bound(x) ≤ tolerance`, `bound` decreasing past its maximum (bisection).
+/// Complex grids the wave space holds at once: three packed sources, three packed results, one
+/// transpose buffer.
+const GRIDS: f64 = 7.0;
+
+/// Beads within the real-space cutoff of each bead the splittings tried leave: more moves work from
+/// the grid to the pair sum ([`SpectralParameters::cost`] picks).
+const NEIGHBOUR_CHOICES: [f64; 7] = [25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 450.0];
+
+/// The cost model's prices, in seconds, measured on one core of the reference machine
+/// (docs/performance.md): a real-space pair (each way), a grid point of a Gaussian's support (spread
+/// or interpolated, three complex values), a grid point of one 3-D FFT per `log₂` of the grid's
+/// points, and a mode's kernels.
+const PAIR_COST: f64 = 43e-9;
+const SUPPORT_POINT_COST: f64 = 4e-9;
+const FFT_POINT_COST: f64 = 0.9e-9;
+const MODE_COST: f64 = 16e-9;
+
+/// The Gaussians' share `η` of the wave kernel's decay stays below this (the kernel with their decay
+/// divided out must still fall off).
+const MAX_SHARE: f64 = 0.8;
+
+/// The shares of the tolerance left to the grid's aliasing and to the Gaussians' truncation (the
+/// product's error then 0.3-0.7 of the tolerance against the direct sum; at the tolerance itself the
+/// two together exceed it by up to 60 %).
+const ALIASING_SHARE: f64 = 0.1;
+const TRUNCATION_SHARE: f64 = 0.1;
+
+/// Real-space table nodes per `min(a, 1/ξ)` (cubic interpolation: relative error ~1e-11).
+const TABLE_NODES_PER_SCALE: f64 = 300.0;
+
+/// The smallest `x ≥ 1` with `bound(x) ≤ tolerance`, `bound` decreasing past its maximum (bisection).
 fn cut_at(tolerance: f64, bound: impl Fn(f64) -> f64) -> f64 {
     let (mut low, mut high) = (1.0, 20.0);
     for _ in 0..100 {
         let middle = 0.5 * (low + high);
         if bound(middle) > tolerance {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    high
+}
+
+/// Hasimoto's splitting `Φ = (1 + q + 2q²) e^{−q}` at `q = k² / 4ξ²`.
+fn splitting(q: f64) -> f64 {
+    (1.0 + q + 2.0 * q * q) * (-q).exp()
+}
+
+/// The wave space's aliasing bound for a grid whose Nyquist wave number is at `q_nyquist` and
+/// Gaussians `s` grid spacings wide: a mode at `u = k / k_N` keeps `Φ(u² q_N)` and its alias a
+/// `exp(−2π² s² (1 − u))` share of it (the two Gaussians' transforms at `k` and `k − 2π/h`).
+fn aliasing(q_nyquist: f64, s: f64) -> f64 {
+    (0..=64)
+        .map(|n| {
+            let u = n as f64 / 64.0;
+            splitting(u * u * q_nyquist) * (-2.0 * PI * PI * s * s * (1.0 - u)).exp()
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The narrowest Gaussians (in grid spacings) whose aliasing on a grid with its Nyquist wave number
+/// at `q_nyquist` stays within `bound` (bisection).
+fn narrowest_gaussian(q_nyquist: f64, bound: f64) -> f64 {
+    let (mut low, mut high) = (0.1, 5.0);
+    for _ in 0..40 {
+        let middle = 0.5 * (low + high);
+        if aliasing(q_nyquist, middle) > bound {
             low = middle;
         } else {
             high = middle;
@@ -40,16 +105,126 @@ pub struct SpectralParameters {
     pub xi: f64,
     /// Real-space cutoff `r_c`.
     pub real_cutoff: f64,
-    /// Wave cutoff `k_c` the grid resolves.
+    /// Wave cutoff `k_c` where the splitting has fallen below the tolerance.
     pub wave_cutoff: f64,
     /// Grid points along each axis.
     pub grid: [usize; 3],
-    /// Grid points of a Gaussian's support along each axis (at most).
-    pub support: usize,
-    /// The Gaussians' truncation, in standard deviations.
+    /// Grid points of a Gaussian's support along each axis.
+    pub support: [usize; 3],
+    /// The Gaussians' standard deviation.
+    pub sigma: f64,
+    /// The Gaussians' truncation, in standard deviations (at least).
     pub truncation: f64,
-    /// The Gaussians' share `η` of the wave kernel's decay (`0 < η < 1`).
+    /// The Gaussians' share `η = 4ξ²σ²` of the wave kernel's decay (`0 < η < 1`).
     pub gaussian_share: f64,
+}
+
+impl SpectralParameters {
+    /// The cost model's estimate of one product's time on one core, with `beads` beads and `pairs`
+    /// real-space pairs (each way).
+    pub fn cost(&self, beads: usize, pairs: f64) -> f64 {
+        let points = self.grid.iter().map(|&n| n as f64).product::<f64>();
+        let support = self.support.iter().map(|&n| n as f64).product::<f64>();
+        PAIR_COST * pairs
+            + SUPPORT_POINT_COST * 2.0 * beads as f64 * support
+            + FFT_POINT_COST * 6.0 * points * points.log2()
+            + MODE_COST * points
+    }
+
+    /// The memory the wave space's grids take, in bytes.
+    pub fn grid_bytes(&self) -> f64 {
+        GRIDS * 16.0 * self.grid.iter().map(|&n| n as f64).product::<f64>()
+    }
+}
+
+/// Beenakker's real-space kernel (without the overlap difference) at `r` times `r³`, tabulated on a
+/// uniform grid of `r` and interpolated by cubics; closer than four nodes (or `a / 4`) it is evaluated.
+struct RealTable {
+    step: f64,
+    /// From here on the table is used.
+    from: f64,
+    /// `r³ (tt_isotropic, tt_along, coupling, rr_isotropic, rr_along)` at `r = n · step`.
+    nodes: Vec<[f64; 5]>,
+}
+
+impl RealTable {
+    fn new(kernel: &RpyKernel, xi: f64, cutoff: f64) -> Self {
+        let step = kernel.radius().min(1.0 / xi) / TABLE_NODES_PER_SCALE;
+        let count = (cutoff / step).ceil() as usize + 3;
+        let nodes = (0..count)
+            .map(|n| {
+                let r = n.max(1) as f64 * step;
+                let p = real_scalars(kernel, xi, r);
+                let r3 = r * r * r;
+                [
+                    r3 * p.tt_isotropic,
+                    r3 * p.tt_along,
+                    r3 * p.coupling,
+                    r3 * p.rr_isotropic,
+                    r3 * p.rr_along,
+                ]
+            })
+            .collect();
+        RealTable {
+            step,
+            from: (4.0 * step).max(0.25 * kernel.radius()),
+            nodes,
+        }
+    }
+
+    /// The kernel at distance `r` (`from ≤ r ≤` the cutoff), scalars only.
+    #[inline]
+    fn at(&self, r: f64) -> [f64; 5] {
+        let t = r / self.step;
+        let n = t as usize;
+        let f = t - n as f64;
+        // Cubic Lagrange weights on nodes n − 1 .. n + 2.
+        let w = [
+            -f * (f - 1.0) * (f - 2.0) / 6.0,
+            (f + 1.0) * (f - 1.0) * (f - 2.0) / 2.0,
+            -(f + 1.0) * f * (f - 2.0) / 2.0,
+            (f + 1.0) * f * (f - 1.0) / 6.0,
+        ];
+        let inverse_r3 = 1.0 / (r * r * r);
+        let mut out = [0.0; 5];
+        for (q, weight) in w.iter().enumerate() {
+            let node = &self.nodes[n + q - 1];
+            for c in 0..5 {
+                out[c] += weight * node[c];
+            }
+        }
+        out.map(|v| v * inverse_r3)
+    }
+}
+
+/// Where one product's time went, in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ProductTiming {
+    /// The real-space pair sum.
+    pub real_space: f64,
+    /// The Gaussians' weights and the spreading onto the grid.
+    pub spreading: f64,
+    /// The six 3-D FFTs (three forward, three inverse).
+    pub transforms: f64,
+    /// The wave kernels applied per mode.
+    pub kernels: f64,
+    /// The interpolation back to the beads.
+    pub interpolation: f64,
+}
+
+impl ProductTiming {
+    /// The whole product.
+    pub fn total(&self) -> f64 {
+        self.real_space + self.spreading + self.transforms + self.kernels + self.interpolation
+    }
+}
+
+/// Seconds since `start`, and `start` reset.
+fn lap(start: &mut std::time::Instant) -> f64 {
+    let now = std::time::Instant::now();
+    let seconds = (now - *start).as_secs_f64();
+    *start = now;
+    seconds
 }
 
 /// The periodic RPY product of beads of one radius in an orthorhombic box.
@@ -59,23 +234,91 @@ pub struct SpectralRpy {
     parameters: SpectralParameters,
     /// Grid spacing along each axis.
     spacing: Vec3,
+    table: RealTable,
     forward: [Arc<dyn Fft<f64>>; 3],
     inverse: [Arc<dyn Fft<f64>>; 3],
+}
+
+/// The beads sorted into cells at least half the real-space cutoff wide (counting sort, index order
+/// within a cell): the real-space sum's neighbour search and the order in which the wave space
+/// visits beads (neighbours one after another, for the caches).
+struct CellList {
+    counts: [usize; 3],
+    /// The first sorted bead of each cell, and the end.
+    starts: Vec<usize>,
+    /// The bead at each sorted place.
+    order: Vec<usize>,
+    /// The positions wrapped into the box, in sorted order.
+    positions: Vec<Vec3>,
+}
+
+impl CellList {
+    fn new(positions: &[Vec3], lengths: Vec3, cutoff: f64) -> Self {
+        let counts: [usize; 3] =
+            std::array::from_fn(|a| ((2.0 * lengths[a] / cutoff).floor() as usize).max(1));
+        let wrapped: Vec<Vec3> = positions
+            .iter()
+            .map(|&x| x - lengths * (x / lengths).floor())
+            .collect();
+        let cell_of = |x: Vec3| -> usize {
+            let c: [usize; 3] = std::array::from_fn(|a| {
+                ((x[a] / lengths[a] * counts[a] as f64) as usize).min(counts[a] - 1)
+            });
+            c[0] + counts[0] * (c[1] + counts[1] * c[2])
+        };
+        let total = counts[0] * counts[1] * counts[2];
+        let mut starts = vec![0usize; total + 1];
+        let bead_cells: Vec<usize> = wrapped.iter().map(|&x| cell_of(x)).collect();
+        for &c in &bead_cells {
+            starts[c + 1] += 1;
+        }
+        for c in 0..total {
+            starts[c + 1] += starts[c];
+        }
+        let mut fill = starts.clone();
+        let mut order = vec![0usize; positions.len()];
+        for (i, &c) in bead_cells.iter().enumerate() {
+            order[fill[c]] = i;
+            fill[c] += 1;
+        }
+        let positions = order.iter().map(|&i| wrapped[i]).collect();
+        CellList {
+            counts,
+            starts,
+            order,
+            positions,
+        }
+    }
+
+    fn index(&self, c: [usize; 3]) -> usize {
+        c[0] + self.counts[0] * (c[1] + self.counts[1] * c[2])
+    }
+
+    fn coordinates(&self, index: usize) -> [usize; 3] {
+        let [n0, n1, _] = self.counts;
+        [index % n0, (index / n0) % n1, index / (n0 * n1)]
+    }
+}
+
+/// Each bead's Gaussian: its support's first grid index along each axis (wrapped into the grid) and
+/// its weights, `support[0] + support[1] + support[2]` per bead.
+struct Footprints {
+    first: Vec<[usize; 3]>,
+    weights: Vec<f64>,
+    stride: usize,
 }
 
 impl SpectralRpy {
     /// The product for beads of `kernel` in a box of `lengths` to relative `tolerance` (1e-10 to
     /// 1e-2), with about `beads` beads (which balances the real-space and grid work):
     /// - the real-space cutoff `x_c = ξ r_c` where Beenakker's real-space kernel (terms up to
-    ///   `x⁷ e^{−x²}`) falls below the tolerance, `r_c` about 30 beads' share of the volume, at most half
-    ///   the shortest side (one image per pair);
-    /// - Gaussians cut at `m` standard deviations (`erfc(m/√2) ≤ tolerance/10`), `s` grid spacings wide
-    ///   (`exp(−π² s²/2) ≈ tolerance/10`: their samples sum to their integral);
-    /// - the grid spacing `h` at most `π / k_c` (`k_c = 2ξ y_c`, where `Φ(k)` falls below the
-    ///   tolerance) and fine enough that the wave kernel with the Gaussians' share `η = 4ξ²s²h²` divided
-    ///   out, `Φ e^{−(1−η)q}`, has fallen below the tolerance at the Nyquist wave number (`η < 0.9`).
+    ///   `x⁷ e^{−x²}`) falls below the tolerance, `r_c` holding about [`NEIGHBOURS`] beads, at most
+    ///   half the shortest side (one image per pair);
+    /// - the grid spacing `h` and the Gaussians' width `s` (grid spacings) the coarsest and narrowest
+    ///   for which the aliasing bound ([`aliasing`]) meets the tolerance with `η = 4ξ²s²h² ≤ 0.8`;
+    /// - Gaussians cut at `m` standard deviations, `erfc(m/√2) ≤ tolerance / 10`.
     ///
-    /// Checked against the direct Ewald sum at 1e-3, 1e-5 and 1e-8 (errors 0.4-0.9 of the tolerance).
+    /// Checked against the direct Ewald sum at 1e-3, 1e-5 and 1e-8.
     pub fn new(
         kernel: RpyKernel,
         lengths: Vec3,
@@ -97,66 +340,79 @@ impl SpectralRpy {
                 + (4.0 * x.powi(7) + 20.0 * x.powi(5) + 14.0 * x.powi(3) + 5.0 * x) * (-x * x).exp()
                     / root_pi
         });
-        let y_c = cut_at(tolerance, |y| {
-            (1.0 + y * y + 2.0 * y.powi(4)) * (-y * y).exp()
+        let y_c = cut_at(tolerance, |y| splitting(y * y));
+        let truncation = cut_at(TRUNCATION_SHARE * tolerance, |m| {
+            libm::erfc(m / 2f64.sqrt())
         });
-        let share = (30.0 * volume / (beads.max(1) as f64 * 4.0 / 3.0 * PI)).cbrt();
-        let real_cutoff = share
-            .max(2.0 * kernel.radius())
-            .min(0.5 * lengths.min_element());
-        let xi = x_c / real_cutoff;
-        let wave_cutoff = 2.0 * xi * y_c;
-        // Gaussians cut at m standard deviations, of width s grid spacings (their samples' sum is
-        // their integral to ~exp(-π² s² / 2)).
-        let m = cut_at(0.1 * tolerance, |m| libm::erfc(m / 2f64.sqrt()));
-        let s = (2.0 * (10.0 / tolerance).ln()).sqrt() / PI;
-        // The spacing: fine enough that the kernel with the Gaussians' share divided out,
-        // Φ e^{−(1−η) q}, has fallen below the tolerance at the grid's Nyquist wave number.
-        let mut h = PI / wave_cutoff;
-        let gaussian_share = loop {
-            let share = 4.0 * xi * xi * s * s * h * h;
-            let q = (PI / h).powi(2) / (4.0 * xi * xi);
-            if share < 0.9 && (1.0 + q + 2.0 * q * q) * (-(1.0 - share) * q).exp() <= tolerance {
-                break share;
+        let density = beads.max(1) as f64 / volume;
+        // Every splitting (by the real-space neighbours it leaves) and grid (from the cutoff's own
+        // spacing π / k_c down) that meets the tolerance, priced by the cost model; the cheapest.
+        let mut best: Option<(f64, SpectralParameters)> = None;
+        for neighbours in NEIGHBOUR_CHOICES {
+            let share = (neighbours / (density * 4.0 / 3.0 * PI)).cbrt();
+            let real_cutoff = share.min(0.5 * lengths.min_element());
+            let xi = x_c / real_cutoff;
+            let wave_cutoff = 2.0 * xi * y_c;
+            let pairs = density * 4.0 / 3.0 * PI * real_cutoff.powi(3) * beads as f64;
+            for refinement in 0..40 {
+                let h = PI / wave_cutoff * 0.97f64.powi(refinement);
+                let q_nyquist = (PI / h).powi(2) / (4.0 * xi * xi);
+                let s = narrowest_gaussian(q_nyquist, ALIASING_SHARE * tolerance);
+                if 4.0 * xi * xi * s * s * h * h > MAX_SHARE {
+                    continue;
+                }
+                let grid: [usize; 3] = std::array::from_fn(|axis| {
+                    fft_friendly(((lengths[axis] / h).ceil() as usize).max(8))
+                });
+                let spacing = lengths / Vec3::new(grid[0] as f64, grid[1] as f64, grid[2] as f64);
+                let sigma = s * h;
+                let support: [usize; 3] = std::array::from_fn(|axis| {
+                    ((2.0 * truncation * sigma / spacing[axis]).floor() as usize + 1)
+                        .min(grid[axis])
+                });
+                let candidate = SpectralParameters {
+                    xi,
+                    real_cutoff,
+                    wave_cutoff,
+                    grid,
+                    support,
+                    sigma,
+                    truncation,
+                    gaussian_share: 4.0 * xi * xi * sigma * sigma,
+                };
+                let cost = candidate.cost(beads, pairs);
+                if best.is_none_or(|(c, _)| cost < c) {
+                    best = Some((cost, candidate));
+                }
             }
-            h *= 0.95;
+        }
+        let Some((_, parameters)) = best else {
+            return Err(format!(
+                "no grid meets tolerance {tolerance:e} in a box of {lengths}"
+            ));
         };
-        let grid: [usize; 3] =
-            std::array::from_fn(|axis| fft_friendly(((lengths[axis] / h).ceil() as usize).max(8)));
-        let points = grid.iter().map(|&n| n as f64).product::<f64>();
-        let bytes = 12.0 * 16.0 * points;
-        if bytes > MAX_GRID_BYTES {
+        let grid = parameters.grid;
+        let spacing = lengths / Vec3::new(grid[0] as f64, grid[1] as f64, grid[2] as f64);
+        if parameters.grid_bytes() > MAX_GRID_BYTES {
             return Err(format!(
                 "the wave-space grid of {} x {} x {} points would take {:.1} GiB (at most {:.0}); \
                  loosen the tolerance ({tolerance:e}) or use a smaller box",
                 grid[0],
                 grid[1],
                 grid[2],
-                bytes / (1u64 << 30) as f64,
+                parameters.grid_bytes() / (1u64 << 30) as f64,
                 MAX_GRID_BYTES / (1u64 << 30) as f64
             ));
         }
-        let spacing = lengths / Vec3::new(grid[0] as f64, grid[1] as f64, grid[2] as f64);
-        let sigma = s * spacing.max_element();
-        let gaussian_share = gaussian_share.max(4.0 * xi * xi * sigma * sigma);
-        let support = ((2.0 * m * sigma / spacing.min_element()).floor() as usize + 2)
-            .min(*grid.iter().min().unwrap());
         let mut planner = FftPlanner::new();
         let forward = grid.map(|n| planner.plan_fft_forward(n));
         let inverse = grid.map(|n| planner.plan_fft_inverse(n));
         Ok(SpectralRpy {
             kernel,
             lengths,
-            parameters: SpectralParameters {
-                xi,
-                real_cutoff,
-                wave_cutoff,
-                grid,
-                support,
-                truncation: m,
-                gaussian_share,
-            },
+            parameters,
             spacing,
+            table: RealTable::new(&kernel, parameters.xi, parameters.real_cutoff),
             forward,
             inverse,
         })
@@ -167,6 +423,11 @@ impl SpectralRpy {
         self.parameters
     }
 
+    /// The box.
+    pub fn lengths(&self) -> Vec3 {
+        self.lengths
+    }
+
     /// The velocities `V` and angular velocities `W` of beads at `positions` under `forces` and
     /// `torques`: real space + wave space + self (the same numbers for any thread count).
     pub fn product(
@@ -175,270 +436,530 @@ impl SpectralRpy {
         forces: &[Vec3],
         torques: &[Vec3],
     ) -> (Vec<Vec3>, Vec<Vec3>) {
-        let (mut v, mut w) = self.real_space(positions, forces, torques);
-        let (vw, ww) = self.wave_space(positions, forces, torques);
-        let own = self_blocks(&self.kernel, self.parameters.xi);
-        for i in 0..positions.len() {
-            v[i] += vw[i] + own.tt * forces[i];
-            w[i] += ww[i] + own.rr * torques[i];
-        }
-        (v, w)
+        self.timed_product(positions, forces, torques).0
     }
 
-    /// The real-space sum over the pairs closer than the cutoff (minimum image), from a cell list.
-    fn real_space(
+    /// [`SpectralRpy::product`] and where its time went.
+    pub fn timed_product(
         &self,
         positions: &[Vec3],
         forces: &[Vec3],
         torques: &[Vec3],
-    ) -> (Vec<Vec3>, Vec<Vec3>) {
-        let cutoff = self.parameters.real_cutoff;
-        let cells: [usize; 3] =
-            std::array::from_fn(|a| ((self.lengths[a] / cutoff).floor() as usize).max(1));
-        let cell_of = |x: Vec3| -> [usize; 3] {
-            std::array::from_fn(|a| {
-                let s = (x[a] / self.lengths[a]).rem_euclid(1.0);
-                ((s * cells[a] as f64) as usize).min(cells[a] - 1)
-            })
-        };
-        let index = |c: [usize; 3]| c[0] + cells[0] * (c[1] + cells[1] * c[2]);
-        let mut members: Vec<Vec<usize>> = vec![Vec::new(); cells[0] * cells[1] * cells[2]];
-        for (i, &x) in positions.iter().enumerate() {
-            members[index(cell_of(x))].push(i);
+    ) -> ((Vec<Vec3>, Vec<Vec3>), ProductTiming) {
+        let n = positions.len();
+        assert!(
+            forces.len() == n && torques.len() == n,
+            "SpectralRpy::product: {n} positions, {} forces, {} torques",
+            forces.len(),
+            torques.len()
+        );
+        let mut timing = ProductTiming::default();
+        let mut clock = std::time::Instant::now();
+        let cells = CellList::new(positions, self.lengths, self.parameters.real_cutoff);
+        let real = self.real_space(&cells, forces, torques);
+        timing.real_space = lap(&mut clock);
+        let wave = self.wave_space(&cells, forces, torques, &mut timing);
+        let own = self_blocks(&self.kernel, self.parameters.xi);
+        let (mut v, mut w) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
+        for (sorted, &i) in cells.order.iter().enumerate() {
+            v[i] = real[sorted].0 + wave[sorted].0 + own.tt * forces[i];
+            w[i] = real[sorted].1 + wave[sorted].1 + own.rr * torques[i];
         }
-        // Each cell's neighbours (itself included), each once however few cells there are.
-        let neighbours = |c: [usize; 3]| -> Vec<usize> {
-            let mut list = Vec::with_capacity(27);
-            for dz in -1i64..=1 {
-                for dy in -1i64..=1 {
-                    for dx in -1i64..=1 {
-                        let d = [dx, dy, dz];
-                        let n: [usize; 3] = std::array::from_fn(|a| {
-                            (c[a] as i64 + d[a]).rem_euclid(cells[a] as i64) as usize
-                        });
-                        list.push(index(n));
-                    }
-                }
+        ((v, w), timing)
+    }
+
+    /// The real-space kernel of one image at `rho` (`0 < |rho| ≤ r_c`), the overlap difference
+    /// included.
+    #[inline]
+    fn real_pair(&self, rho: Vec3, r: f64) -> PairMobility {
+        let mut pair = if r >= self.table.from {
+            let [tt_isotropic, tt_along, coupling, rr_isotropic, rr_along] = self.table.at(r);
+            PairMobility {
+                tt_isotropic,
+                tt_along,
+                coupling,
+                rr_isotropic,
+                rr_along,
+                direction: rho / r,
             }
-            list.sort_unstable();
-            list.dedup();
-            list
+        } else {
+            PairMobility {
+                direction: rho / r,
+                ..real_scalars(&self.kernel, self.parameters.xi, r)
+            }
         };
+        if r < 2.0 * self.kernel.radius() {
+            let difference = overlap_difference(&self.kernel, rho).unwrap_or(PairMobility {
+                tt_isotropic: 0.0,
+                tt_along: 0.0,
+                coupling: 0.0,
+                rr_isotropic: 0.0,
+                rr_along: 0.0,
+                direction: Vec3::ZERO,
+            });
+            pair.tt_isotropic += difference.tt_isotropic;
+            pair.tt_along += difference.tt_along;
+            pair.coupling += difference.coupling;
+            pair.rr_isotropic += difference.rr_isotropic;
+            pair.rr_along += difference.rr_along;
+        }
+        pair
+    }
+
+    /// The real-space sum over the images closer than the cutoff, from the cell list: each bead's
+    /// row over the 125 neighbouring cells (and their images) in a fixed order, each cell's beads in
+    /// index order. The rows come out in the cell list's order.
+    fn real_space(&self, cells: &CellList, forces: &[Vec3], torques: &[Vec3]) -> Vec<(Vec3, Vec3)> {
+        let cutoff = self.parameters.real_cutoff;
+        let lengths = self.lengths;
+        let counts = cells.counts;
         let rc2 = cutoff * cutoff;
-        positions
-            .par_iter()
-            .enumerate()
-            .map(|(i, &x)| {
-                let (mut v, mut w) = (Vec3::ZERO, Vec3::ZERO);
-                for cell in neighbours(cell_of(x)) {
-                    for &j in &members[cell] {
-                        if j == i {
-                            continue;
+        let sources: Vec<(Vec3, Vec3, Vec3)> = cells
+            .order
+            .iter()
+            .zip(&cells.positions)
+            .map(|(&j, &y)| (y, forces[j], torques[j]))
+            .collect();
+        let rows: Vec<Vec<(Vec3, Vec3)>> = (0..cells.starts.len() - 1)
+            .into_par_iter()
+            .map(|cell| {
+                let own = cells.coordinates(cell);
+                // The neighbouring cells, wrapped, with the image shift that wrapping takes.
+                let mut neighbours = Vec::with_capacity(125);
+                for dz in -2i64..=2 {
+                    for dy in -2i64..=2 {
+                        for dx in -2i64..=2 {
+                            let d = [dx, dy, dz];
+                            let mut neighbour = [0usize; 3];
+                            let mut shift = Vec3::ZERO;
+                            for a in 0..3 {
+                                let c = own[a] as i64 + d[a];
+                                let n = counts[a] as i64;
+                                neighbour[a] = c.rem_euclid(n) as usize;
+                                shift[a] = lengths[a] * c.div_euclid(n) as f64;
+                            }
+                            let index = cells.index(neighbour);
+                            neighbours.push((cells.starts[index]..cells.starts[index + 1], shift));
                         }
-                        let r = x - positions[j];
-                        let r = r - self.lengths * (r / self.lengths).round();
-                        if r.length_squared() > rc2 {
-                            continue;
-                        }
-                        let b = real_blocks(&self.kernel, self.parameters.xi, r);
-                        v += b.tt * forces[j] + b.tr * torques[j];
-                        w += b.tr * forces[j] + b.rr * torques[j];
                     }
                 }
-                (v, w)
+                (cells.starts[cell]..cells.starts[cell + 1])
+                    .map(|i| {
+                        let x = cells.positions[i];
+                        let (mut v, mut w) = (Vec3::ZERO, Vec3::ZERO);
+                        for (range, shift) in &neighbours {
+                            let origin = x - *shift;
+                            for (j, &(y, f, t)) in sources[range.clone()].iter().enumerate() {
+                                let rho = origin - y;
+                                let r2 = rho.length_squared();
+                                if r2 > rc2 || (r2 == 0.0 && range.start + j == i) {
+                                    continue;
+                                }
+                                let (dv, dw) = self.real_pair(rho, r2.sqrt()).velocities(f, t);
+                                v += dv;
+                                w += dw;
+                            }
+                        }
+                        (v, w)
+                    })
+                    .collect()
             })
-            .unzip()
+            .collect();
+        rows.concat()
     }
 
-    /// The Gaussian weights of a bead at `x` along each axis: its support's first grid index
-    /// (wrapped) and `P` weights per axis.
-    fn weights(&self, x: Vec3) -> ([i64; 3], [Vec<f64>; 3]) {
+    /// Each bead's Gaussian on the grid.
+    fn footprints(&self, positions: &[Vec3]) -> Footprints {
         let p = self.parameters.support;
-        let two_sigma2 = self.parameters.gaussian_share / (2.0 * self.parameters.xi.powi(2));
+        let n = self.parameters.grid;
+        let stride = p[0] + p[1] + p[2];
+        let two_sigma2 = 2.0 * self.parameters.sigma.powi(2);
         let norm = (PI * two_sigma2).powf(-0.5);
-        let mut first = [0i64; 3];
-        let weights = std::array::from_fn(|a| {
-            let h = self.spacing[a];
-            // The grid points within m σ of x (at most P; the weights beyond are zero).
-            let reach = self.parameters.truncation * (0.5 * two_sigma2).sqrt();
-            let start = ((x[a] - reach) / h).ceil() as i64;
-            first[a] = start;
-            (0..p)
-                .map(|q| {
-                    let d = (start + q as i64) as f64 * h - x[a];
-                    if d.abs() <= reach {
+        let reach = self.parameters.truncation * self.parameters.sigma;
+        let per_bead: Vec<([usize; 3], Vec<f64>)> = positions
+            .par_iter()
+            .map(|&x| {
+                let mut first = [0usize; 3];
+                let mut weights = Vec::with_capacity(stride);
+                for a in 0..3 {
+                    let h = self.spacing[a];
+                    let start = ((x[a] - reach) / h).ceil() as i64;
+                    first[a] = start.rem_euclid(n[a] as i64) as usize;
+                    weights.extend((0..p[a]).map(|q| {
+                        let d = (start + q as i64) as f64 * h - x[a];
                         norm * (-d * d / two_sigma2).exp()
-                    } else {
-                        0.0
-                    }
-                })
-                .collect()
-        });
-        (first, weights)
+                    }));
+                }
+                (first, weights)
+            })
+            .collect();
+        let mut footprints = Footprints {
+            first: Vec::with_capacity(positions.len()),
+            weights: Vec::with_capacity(positions.len() * stride),
+            stride,
+        };
+        for (first, weights) in per_bead {
+            footprints.first.push(first);
+            footprints.weights.extend(weights);
+        }
+        footprints
     }
 
-    /// The wave-space sum by the spectral Ewald method.
+    /// The wave-space sum by the spectral Ewald method, with forces and torques packed as the real
+    /// and imaginary parts of three complex grids (and velocities and angular velocities likewise).
     fn wave_space(
         &self,
-        positions: &[Vec3],
+        cells: &CellList,
         forces: &[Vec3],
         torques: &[Vec3],
-    ) -> (Vec<Vec3>, Vec<Vec3>) {
+        timing: &mut ProductTiming,
+    ) -> Vec<(Vec3, Vec3)> {
+        let mut clock = std::time::Instant::now();
         let [n0, n1, n2] = self.parameters.grid;
-        let points = n0 * n1 * n2;
-        let at = |i: i64, j: i64, k: i64| -> usize {
-            (i.rem_euclid(n0 as i64) as usize)
-                + n0 * ((j.rem_euclid(n1 as i64) as usize)
-                    + n1 * (k.rem_euclid(n2 as i64) as usize))
-        };
-        // Spread the six components (bead by bead, in order: the same sums for any threads).
-        let mut grids: Vec<Vec<Complex64>> = vec![vec![Complex64::default(); points]; 6];
-        let bead_weights: Vec<_> = positions.par_iter().map(|&x| self.weights(x)).collect();
-        for (b, (first, weight)) in bead_weights.iter().enumerate() {
-            let sources = [forces[b], torques[b]];
-            for (qz, wz) in weight[2].iter().enumerate() {
-                for (qy, wy) in weight[1].iter().enumerate() {
-                    for (qx, wx) in weight[0].iter().enumerate() {
-                        let g = wx * wy * wz;
-                        let m = at(
-                            first[0] + qx as i64,
-                            first[1] + qy as i64,
-                            first[2] + qz as i64,
-                        );
-                        for c in 0..6 {
-                            grids[c][m].re += g * sources[c / 3][c % 3];
+        let [p0, p1, p2] = self.parameters.support;
+        let plane = n0 * n1;
+        let points = plane * n2;
+        let footprints = self.footprints(&cells.positions);
+        let forces: Vec<Vec3> = cells.order.iter().map(|&i| forces[i]).collect();
+        let torques: Vec<Vec3> = cells.order.iter().map(|&i| torques[i]).collect();
+        // 1. Spread F + iT, plane by plane: plane l takes the beads whose support starts at l − s,
+        //    s = P−1 .. 0, each start's beads in the cell list's order.
+        let mut by_start = vec![Vec::new(); n2];
+        for (b, first) in footprints.first.iter().enumerate() {
+            by_start[first[2]].push(b);
+        }
+        let mut sources = [(); 3].map(|_| vec![Complex64::default(); points]);
+        {
+            let [gx, gy, gz] = &mut sources;
+            gx.par_chunks_mut(plane)
+                .zip(gy.par_chunks_mut(plane))
+                .zip(gz.par_chunks_mut(plane))
+                .enumerate()
+                .for_each(|(l, ((px, py), pz))| {
+                    for s in (0..p2).rev() {
+                        let start = (l + n2 * p2 - s) % n2;
+                        for &b in &by_start[start] {
+                            let weights = &footprints.weights[b * footprints.stride..];
+                            let (wx, wy, wz) =
+                                (&weights[..p0], &weights[p0..p0 + p1], weights[p0 + p1 + s]);
+                            let [fx, fy, _] = footprints.first[b];
+                            let packed = [
+                                Complex64::new(forces[b].x, torques[b].x) * wz,
+                                Complex64::new(forces[b].y, torques[b].y) * wz,
+                                Complex64::new(forces[b].z, torques[b].z) * wz,
+                            ];
+                            // The x support as at most two runs (it may wrap round the grid).
+                            let run = p0.min(n0 - fx);
+                            for (qy, &weight_y) in wy.iter().enumerate() {
+                                let row = n0 * ((fy + qy) % n1);
+                                let along = packed.map(|c| c * weight_y);
+                                for (start, weights) in [(row + fx, &wx[..run]), (row, &wx[run..])]
+                                {
+                                    let end = start + weights.len();
+                                    for (((gx, gy), gz), &weight_x) in px[start..end]
+                                        .iter_mut()
+                                        .zip(&mut py[start..end])
+                                        .zip(&mut pz[start..end])
+                                        .zip(weights)
+                                    {
+                                        *gx += along[0] * weight_x;
+                                        *gy += along[1] * weight_x;
+                                        *gz += along[2] * weight_x;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                });
+        }
+        timing.spreading = lap(&mut clock);
+        // 2. Forward transforms.
+        let mut buffer = vec![Complex64::default(); points];
+        for grid in sources.iter_mut() {
+            self.forward_transform(grid, &mut buffer);
+        }
+        timing.transforms = lap(&mut clock);
+        // 3. The kernels per mode: unpack F̂, T̂ from the mode and its mirror, apply, pack V̂ + iŴ.
+        self.apply_kernels(&mut sources);
+        let mut results = sources;
+        timing.kernels = lap(&mut clock);
+        // 4. Inverse transforms.
+        for grid in results.iter_mut() {
+            self.inverse_transform(grid, &mut buffer);
+        }
+        drop(buffer);
+        timing.transforms += lap(&mut clock);
+        // 5. Interpolate with the same Gaussians (times the cell volume: the quadrature weight).
+        let cell = self.spacing.x * self.spacing.y * self.spacing.z;
+        let interpolated = (0..cells.positions.len())
+            .into_par_iter()
+            .map(|b| {
+                let weights = &footprints.weights[b * footprints.stride..];
+                let (wx, wy, wz) = (
+                    &weights[..p0],
+                    &weights[p0..p0 + p1],
+                    &weights[p0 + p1..p0 + p1 + p2],
+                );
+                let [fx, fy, fz] = footprints.first[b];
+                let run = p0.min(n0 - fx);
+                let mut sum = [Complex64::default(); 3];
+                for (qz, &weight_z) in wz.iter().enumerate() {
+                    let slab = plane * ((fz + qz) % n2);
+                    for (qy, &weight_y) in wy.iter().enumerate() {
+                        let row = slab + n0 * ((fy + qy) % n1);
+                        let mut line = [Complex64::default(); 3];
+                        for (start, weights) in [(row + fx, &wx[..run]), (row, &wx[run..])] {
+                            let end = start + weights.len();
+                            for (((gx, gy), gz), &weight_x) in results[0][start..end]
+                                .iter()
+                                .zip(&results[1][start..end])
+                                .zip(&results[2][start..end])
+                                .zip(weights)
+                            {
+                                line[0] += gx * weight_x;
+                                line[1] += gy * weight_x;
+                                line[2] += gz * weight_x;
+                            }
+                        }
+                        for c in 0..3 {
+                            sum[c] += line[c] * (weight_y * weight_z);
                         }
                     }
                 }
-            }
-        }
-        for grid in grids.iter_mut() {
-            self.transform(grid, &self.forward);
-        }
-        // The wave kernels per mode, with the two Gaussians' decay divided out.
+                let sum = sum.map(|c| c * cell);
+                (
+                    Vec3::new(sum[0].re, sum[1].re, sum[2].re),
+                    Vec3::new(sum[0].im, sum[1].im, sum[2].im),
+                )
+            })
+            .collect();
+        timing.interpolation = lap(&mut clock);
+        interpolated
+    }
+
+    /// The wave kernels on the transformed packed sources, in place: for each mode `k` and its
+    /// mirror `−k`, `F̂ = (Â(k) + conj Â(−k)) / 2`, `T̂ = (Â(k) − conj Â(−k)) / 2i`, then
+    /// `V̂ = tt F̂ − i tr T̂`, `Ŵ = −i tr F̂ + rr T̂` (the odd sine kernel of `M_tr` as `−i` times it),
+    /// packed as `V̂ + iŴ` at `k` and `conj V̂ + i conj Ŵ` at `−k` (the fields are real). The
+    /// Gaussians' decay is divided out of the splitting; `k = 0` and the modes on a Nyquist plane
+    /// (where `k` and `−k` alias) are set to zero.
+    fn apply_kernels(&self, grids: &mut [Vec<Complex64>; 3]) {
+        let [n0, n1, n2] = self.parameters.grid;
         let (xi, eta) = (self.parameters.xi, self.kernel.viscosity());
         let a = self.kernel.radius();
         let volume = self.lengths.x * self.lengths.y * self.lengths.z;
         let cell = self.spacing.x * self.spacing.y * self.spacing.z;
-        let share = self.parameters.gaussian_share;
-        let wave = |index: usize, n: usize, length: f64| -> f64 {
-            let signed = if index <= n / 2 {
-                index as f64
-            } else {
-                index as f64 - n as f64
-            };
-            2.0 * PI * signed / length
-        };
-        let modes: Vec<[Complex64; 6]> = (0..points)
-            .into_par_iter()
-            .map(|m| {
-                let (i, j, l) = (m % n0, (m / n0) % n1, m / (n0 * n1));
-                let k = Vec3::new(
-                    wave(i, n0, self.lengths.x),
-                    wave(j, n1, self.lengths.y),
-                    wave(l, n2, self.lengths.z),
-                );
-                let k2 = k.length_squared();
-                let zero = Complex64::default();
-                if k2 == 0.0 {
-                    return [zero; 6];
-                }
-                let q = k2 / (4.0 * xi * xi);
-                // Φ e^{η q}: the kernel's splitting with the Gaussians' share divided out.
-                let splitting = (1.0 + q + 2.0 * q * q) * (-(1.0 - share) * q).exp();
-                let transverse = DMat3::IDENTITY - outer(k) / k2;
-                let scale = cell * splitting / (eta * volume);
-                let tt = transverse * (scale * (1.0 - a * a * k2 / 3.0) / k2);
-                let tr = cross_matrix(k) * (-scale / (2.0 * k2));
-                let rr = transverse * (scale / 4.0);
-                let f = [grids[0][m], grids[1][m], grids[2][m]];
-                let t = [grids[3][m], grids[4][m], grids[5][m]];
-                // cos terms multiply as they are; the odd sin kernel of M_tr as −i times it.
-                let apply = |matrix: &DMat3, v: [Complex64; 3], row: usize| -> Complex64 {
-                    let r = matrix.row(row);
-                    v[0] * r.x + v[1] * r.y + v[2] * r.z
-                };
-                let minus_i = Complex64::new(0.0, -1.0);
-                std::array::from_fn(|c| {
-                    let row = c % 3;
-                    if c < 3 {
-                        apply(&tt, f, row) + minus_i * apply(&tr, t, row)
+        let scale = cell / (eta * volume);
+        let keep = 1.0 - self.parameters.gaussian_share;
+        // Per axis: the signed wave number, e^{−(1−η) k_a² / 4ξ²}, and whether it is a Nyquist index.
+        let axis = |n: usize, length: f64| -> Vec<(f64, f64, bool)> {
+            (0..n)
+                .map(|i| {
+                    let signed = if i <= n / 2 {
+                        i as f64
                     } else {
-                        minus_i * apply(&tr, f, row) + apply(&rr, t, row)
-                    }
+                        i as f64 - n as f64
+                    };
+                    let k = 2.0 * PI * signed / length;
+                    (k, (-keep * k * k / (4.0 * xi * xi)).exp(), 2 * i == n)
                 })
-            })
-            .collect();
-        for (c, grid) in grids.iter_mut().enumerate() {
-            for (value, mode) in grid.iter_mut().zip(&modes) {
-                *value = mode[c];
+                .collect()
+        };
+        let (ax, ay, az) = (
+            axis(n0, self.lengths.x),
+            axis(n1, self.lengths.y),
+            axis(n2, self.lengths.z),
+        );
+        let i_unit = Complex64::new(0.0, 1.0);
+        // The kernels at one mode: (packed value at k, packed value at −k).
+        let kernels = |here: [Complex64; 3], there: [Complex64; 3], k: [f64; 3], e: f64| {
+            let k2 = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+            let f: [Complex64; 3] = std::array::from_fn(|c| (here[c] + there[c].conj()) * 0.5);
+            let t: [Complex64; 3] =
+                std::array::from_fn(|c| (here[c] - there[c].conj()) * Complex64::new(0.0, -0.5));
+            let q = k2 / (4.0 * xi * xi);
+            let split = scale * (1.0 + q + 2.0 * q * q) * e;
+            let translation = split * (1.0 - a * a * k2 / 3.0) / k2;
+            let coupling = split / (2.0 * k2);
+            let rotation = split / 4.0;
+            let along = |v: &[Complex64; 3]| (v[0] * k[0] + v[1] * k[1] + v[2] * k[2]) / k2;
+            let cross = |v: &[Complex64; 3]| {
+                [
+                    v[2] * k[1] - v[1] * k[2],
+                    v[0] * k[2] - v[2] * k[0],
+                    v[1] * k[0] - v[0] * k[1],
+                ]
+            };
+            let (fk, tk) = (along(&f), along(&t));
+            let (kf, kt) = (cross(&f), cross(&t));
+            // −i tr = −i (−coupling [k]×) = i coupling [k]×.
+            let v: [Complex64; 3] = std::array::from_fn(|c| {
+                (f[c] - fk * k[c]) * translation + i_unit * coupling * kt[c]
+            });
+            let w: [Complex64; 3] =
+                std::array::from_fn(|c| i_unit * coupling * kf[c] + (t[c] - tk * k[c]) * rotation);
+            (
+                std::array::from_fn(|c| v[c] + i_unit * w[c]),
+                std::array::from_fn(|c| v[c].conj() + i_unit * w[c].conj()),
+            )
+        };
+        // The transforms leave the modes in (z, x, y) order (z fastest): planes of one y index, the
+        // planes of y and −y together (a plane that is its own mirror alone).
+        let plane = n2 * n0;
+        let mut planes: Vec<Option<[&mut [Complex64]; 3]>> = {
+            let [gx, gy, gz] = grids;
+            gx.chunks_mut(plane)
+                .zip(gy.chunks_mut(plane))
+                .zip(gz.chunks_mut(plane))
+                .map(|((x, y), z)| Some([x, y, z]))
+                .collect()
+        };
+        let mut pairs = Vec::new();
+        for j in 0..n1 {
+            let mirror = (n1 - j) % n1;
+            if mirror < j {
+                continue;
             }
+            let first = planes[j].take().expect("each plane once");
+            let second = if mirror == j {
+                None
+            } else {
+                planes[mirror].take()
+            };
+            pairs.push((j, first, second));
         }
-        drop(modes);
-        for grid in grids.iter_mut() {
-            self.transform(grid, &self.inverse);
-        }
-        // Interpolate with the same Gaussians.
-        bead_weights
-            .par_iter()
-            .map(|(first, weight)| {
-                let mut out = [0.0; 6];
-                for (qz, wz) in weight[2].iter().enumerate() {
-                    for (qy, wy) in weight[1].iter().enumerate() {
-                        for (qx, wx) in weight[0].iter().enumerate() {
-                            let g = wx * wy * wz * cell;
-                            let m = at(
-                                first[0] + qx as i64,
-                                first[1] + qy as i64,
-                                first[2] + qz as i64,
-                            );
-                            for c in 0..6 {
-                                out[c] += g * grids[c][m].re;
-                            }
+        pairs
+            .into_par_iter()
+            .for_each(|(j, mut first, mut second)| {
+                let (ky, ey, nyquist_y) = ay[j];
+                for i in 0..n0 {
+                    let (kx, ex, nyquist_x) = ax[i];
+                    let mirror_i = (n0 - i) % n0;
+                    for l in 0..n2 {
+                        let (kz, ez, nyquist_z) = az[l];
+                        let at = l + n2 * i;
+                        let mirror = (n2 - l) % n2 + n2 * mirror_i;
+                        let zero = Complex64::default();
+                        if second.is_none() && mirror < at {
+                            continue; // done with its mirror
+                        }
+                        let read =
+                            |g: &[&mut [Complex64]; 3], m: usize| [g[0][m], g[1][m], g[2][m]];
+                        let here = read(&first, at);
+                        let there = match &second {
+                            Some(g) => read(g, mirror),
+                            None => read(&first, mirror),
+                        };
+                        let k2 = kx * kx + ky * ky + kz * kz;
+                        let (at_k, at_minus_k) = if k2 == 0.0 || nyquist_x || nyquist_y || nyquist_z
+                        {
+                            ([zero; 3], [zero; 3])
+                        } else {
+                            kernels(here, there, [kx, ky, kz], ex * ey * ez)
+                        };
+                        for c in 0..3 {
+                            first[c][at] = at_k[c];
+                        }
+                        let target = second.as_mut().unwrap_or(&mut first);
+                        for c in 0..3 {
+                            target[c][mirror] = at_minus_k[c];
                         }
                     }
                 }
-                (
-                    Vec3::new(out[0], out[1], out[2]),
-                    Vec3::new(out[3], out[4], out[5]),
-                )
-            })
-            .unzip()
+            });
     }
 
-    /// A 3-D FFT of `grid` (x fastest) with one plan per axis, unnormalised.
-    fn transform(&self, grid: &mut [Complex64], plans: &[Arc<dyn Fft<f64>>; 3]) {
+    /// The forward 3-D FFT (unnormalised) of `grid` in `(x, y, z)` order (x fastest), left in
+    /// `(z, x, y)` order: the x lines, the y lines plane by plane, a rotation of the axes into
+    /// `buffer` (its old contents lost), the z lines.
+    fn forward_transform(&self, grid: &mut Vec<Complex64>, buffer: &mut Vec<Complex64>) {
         let [n0, n1, n2] = self.parameters.grid;
-        grid.par_chunks_mut(n0)
-            .for_each(|row| plans[0].process(row));
-        // Along y, plane by plane; along z, for each (x, y) column.
-        grid.par_chunks_mut(n0 * n1).for_each(|plane| {
-            let mut line = vec![Complex64::default(); n1];
+        lines(grid, n0, &self.forward[0]);
+        plane_columns(grid, [n0, n1], &self.forward[1]);
+        rotate_axes_back(grid, buffer, [n0, n1, n2]);
+        std::mem::swap(grid, buffer);
+        lines(grid, n2, &self.forward[2]);
+    }
+
+    /// The inverse 3-D FFT (unnormalised) of `grid` in `(z, x, y)` order, left in `(x, y, z)` order:
+    /// the z lines, a rotation, the y lines plane by plane, the x lines.
+    fn inverse_transform(&self, grid: &mut Vec<Complex64>, buffer: &mut Vec<Complex64>) {
+        let [n0, n1, n2] = self.parameters.grid;
+        lines(grid, n2, &self.inverse[2]);
+        rotate_axes(grid, buffer, [n2, n0, n1]);
+        std::mem::swap(grid, buffer);
+        plane_columns(grid, [n0, n1], &self.inverse[1]);
+        lines(grid, n0, &self.inverse[0]);
+    }
+}
+
+/// FFTs of the columns (second axis) of each `n0 × n1` plane of `grid`, through a transpose of the
+/// plane (in cache).
+fn plane_columns(grid: &mut [Complex64], [n0, n1]: [usize; 2], plan: &Arc<dyn Fft<f64>>) {
+    grid.par_chunks_mut(n0 * n1).for_each(|values| {
+        let mut transposed = vec![Complex64::default(); n0 * n1];
+        for j in 0..n1 {
             for i in 0..n0 {
-                for (j, value) in line.iter_mut().enumerate() {
-                    *value = plane[i + n0 * j];
-                }
-                plans[1].process(&mut line);
-                for (j, value) in line.iter().enumerate() {
-                    plane[i + n0 * j] = *value;
+                transposed[j + n1 * i] = values[i + n0 * j];
+            }
+        }
+        plan.process(&mut transposed);
+        for i in 0..n0 {
+            for j in 0..n1 {
+                values[i + n0 * j] = transposed[j + n1 * i];
+            }
+        }
+    });
+}
+
+/// `output` in order `(c, a, b)` (c fastest) from `input` in order `(a, b, c)` with sizes `[na, nb,
+/// nc]`: each output plane of one `b` filled four `c` (one output cache line) at a time.
+fn rotate_axes_back(input: &[Complex64], output: &mut [Complex64], [na, nb, nc]: [usize; 3]) {
+    const BLOCK: usize = 4;
+    output
+        .par_chunks_mut(nc * na)
+        .enumerate()
+        .for_each(|(b, plane)| {
+            for c0 in (0..nc).step_by(BLOCK) {
+                let count = BLOCK.min(nc - c0);
+                for dc in 0..count {
+                    let from = na * (b + nb * (c0 + dc));
+                    for (a, value) in input[from..from + na].iter().enumerate() {
+                        plane[c0 + dc + nc * a] = *value;
+                    }
                 }
             }
         });
-        let columns: Vec<Vec<Complex64>> = (0..n0 * n1)
-            .into_par_iter()
-            .map(|column| {
-                let mut line: Vec<Complex64> =
-                    (0..n2).map(|l| grid[column + n0 * n1 * l]).collect();
-                plans[2].process(&mut line);
-                line
-            })
-            .collect();
-        for (column, line) in columns.iter().enumerate() {
-            for (l, value) in line.iter().enumerate() {
-                grid[column + n0 * n1 * l] = *value;
+}
+
+/// FFTs of the contiguous lines of `length` that make up `grid`, in parallel.
+fn lines(grid: &mut [Complex64], length: usize, plan: &Arc<dyn Fft<f64>>) {
+    let per_task = length * (4096 / length).max(1);
+    grid.par_chunks_mut(per_task)
+        .for_each(|chunk| plan.process(chunk));
+}
+
+/// `output` in order `(b, c, a)` (b fastest) from `input` in order `(a, b, c)` with sizes `[na, nb,
+/// nc]`: four consecutive `a` (one cache line) read together, written to four output slabs.
+fn rotate_axes(input: &[Complex64], output: &mut [Complex64], [na, nb, nc]: [usize; 3]) {
+    const BLOCK: usize = 4;
+    let slab = nb * nc;
+    output
+        .par_chunks_mut(slab * BLOCK)
+        .enumerate()
+        .for_each(|(block, chunk)| {
+            let first = block * BLOCK;
+            let count = chunk.len() / slab;
+            for c in 0..nc {
+                for b in 0..nb {
+                    let from = first + na * (b + nb * c);
+                    let to = b + nb * c;
+                    for d in 0..count {
+                        chunk[d * slab + to] = input[from + d];
+                    }
+                }
             }
-        }
-    }
+        });
 }
 
 /// The smallest `n' ≥ n` with no prime factor above 7 (fast FFT lengths).
