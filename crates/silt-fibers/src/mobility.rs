@@ -10,22 +10,69 @@ use silt_core::lanes::{with_lanes, LaneWork, Lanes, Vec3Lanes, LANES};
 use silt_core::Vec3;
 use silt_parallel::{block, Communicator};
 
+use crate::ewald::EwaldRpy;
 use crate::rpy::RpyKernel;
+use crate::spectral::SpectralRpy;
+use std::sync::Arc;
 
 /// Beads whose velocities one parallel task computes.
 const BEADS_PER_TASK: usize = 16;
 
 /// Which hydrodynamic interactions the mobility carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Hydrodynamics {
     /// No interaction: each bead feels only its own Stokes drag (diagonal mobility, seed sec. 2.3).
     FreeDrain,
     /// Rotne–Prager–Yamakawa with the overlap correction, all pairs ([`crate::rpy`]).
     Rpy,
+    /// The periodic RPY mobility of a box (Beenakker's Ewald sum, zero mean velocity), to a
+    /// tolerance, by the O(N log N) spectral product ([`crate::spectral`]).
+    PeriodicRpy(Arc<SpectralRpy>),
+}
+
+impl PartialEq for Hydrodynamics {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Hydrodynamics::FreeDrain, Hydrodynamics::FreeDrain)
+            | (Hydrodynamics::Rpy, Hydrodynamics::Rpy) => true,
+            (Hydrodynamics::PeriodicRpy(a), Hydrodynamics::PeriodicRpy(b)) => {
+                a.lengths() == b.lengths() && a.parameters() == b.parameters()
+            }
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Debug for Hydrodynamics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Hydrodynamics::FreeDrain => write!(f, "FreeDrain"),
+            Hydrodynamics::Rpy => write!(f, "Rpy"),
+            Hydrodynamics::PeriodicRpy(p) => write!(
+                f,
+                "PeriodicRpy {{ box: {}, {:?} }}",
+                p.lengths(),
+                p.parameters()
+            ),
+        }
+    }
+}
+
+impl Hydrodynamics {
+    /// Whether this is the periodic mobility of a box.
+    pub fn is_periodic(&self) -> bool {
+        matches!(self, Hydrodynamics::PeriodicRpy(_))
+    }
+
+    /// Whether beads interact through the fluid within an unbounded domain (`Rpy`) or a periodic
+    /// box (`PeriodicRpy`), not free drain.
+    pub fn interacts(&self) -> bool {
+        !matches!(self, Hydrodynamics::FreeDrain)
+    }
 }
 
 /// The beads' mobility.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Mobility {
     /// Bead radius and fluid viscosity.
     pub kernel: RpyKernel,
@@ -79,6 +126,11 @@ impl Mobility {
                 velocities,
                 angular_velocities,
             ),
+            Hydrodynamics::PeriodicRpy(ref periodic) => {
+                let (v, w) = periodic.product(positions, forces, torques);
+                velocities.copy_from_slice(&v);
+                angular_velocities.copy_from_slice(&w);
+            }
         }
     }
 
@@ -95,7 +147,8 @@ impl Mobility {
         velocities: &mut [Vec3],
         angular_velocities: &mut [Vec3],
     ) {
-        if comm.size() == 1 || self.hydrodynamics == Hydrodynamics::FreeDrain {
+        // The periodic product is not shared out: every rank computes it whole (the same numbers).
+        if comm.size() == 1 || !matches!(self.hydrodynamics, Hydrodynamics::Rpy) {
             return self.apply(positions, forces, torques, velocities, angular_velocities);
         }
         let n = positions.len();
@@ -160,11 +213,28 @@ impl Mobility {
         let size = 6 * n;
         let mut values = vec![0.0; size * size];
         let (translation, rotation) = (self.kernel.self_translation(), self.kernel.self_rotation());
+        // The periodic mobility's blocks by the direct Ewald sum (exact; small systems only).
+        let ewald = match &self.hydrodynamics {
+            Hydrodynamics::PeriodicRpy(p) => {
+                Some(EwaldRpy::new(self.kernel, p.lengths(), None).expect("a checked box"))
+            }
+            _ => None,
+        };
         for i in 0..n {
             for j in 0..n {
                 // Blocks [[tt, tr], [rt, rr]] of bead i's rows and bead j's columns.
                 let mut block = [[0.0; 6]; 6];
-                if i == j {
+                if let Some(ewald) = &ewald {
+                    let b = ewald.blocks(positions[i] - positions[j], i == j);
+                    for a in 0..3 {
+                        for c in 0..3 {
+                            block[a][c] = b.tt.col(c)[a];
+                            block[a][3 + c] = b.tr.col(c)[a];
+                            block[3 + a][c] = b.tr.col(c)[a];
+                            block[3 + a][3 + c] = b.rr.col(c)[a];
+                        }
+                    }
+                } else if i == j {
                     for d in 0..3 {
                         block[d][d] = translation;
                         block[3 + d][3 + d] = rotation;

@@ -219,15 +219,20 @@ fn coupled_groups(system: &ConstraintSystem) -> Vec<Vec<usize>> {
     members.into_iter().filter(|m| !m.is_empty()).collect()
 }
 
-/// What one multiplier solve of `system` under `solver` costs: the bytes of its dense matrices (the
+/// What one multiplier solve of `system` under `solver` (with the `periodic` mobility: conjugate
+/// gradients whatever the size) costs: the bytes of its dense matrices (the
 /// whole `J M* Jᵀ` and its factor for the direct solve; each coupled group's for the conjugate
 /// gradients' preconditioner) and the flops of their Cholesky factorisations (`rows³ / 3` each).
-pub fn solve_cost(system: &ConstraintSystem, solver: MultiplierSolver) -> (f64, f64) {
+pub fn solve_cost(
+    system: &ConstraintSystem,
+    solver: MultiplierSolver,
+    periodic: bool,
+) -> (f64, f64) {
     let dense = |rows: f64| (16.0 * rows * rows, rows * rows * rows / 3.0);
     let rows = system.rows;
     let direct = match solver {
         MultiplierSolver::Direct => true,
-        MultiplierSolver::Auto => rows <= AUTO_DIRECT_ROWS,
+        MultiplierSolver::Auto => rows <= AUTO_DIRECT_ROWS && !periodic,
         MultiplierSolver::ConjugateGradient { .. } => false,
     };
     if direct {
@@ -463,8 +468,18 @@ pub fn solve_constrained(
             .map(|r| -r)
             .collect();
         let rows = system.rows;
+        let periodic = matches!(mobility.hydrodynamics, Hydrodynamics::PeriodicRpy(_));
+        if periodic && solver == MultiplierSolver::Direct {
+            return Err(
+                "the direct multiplier solve assembles the mobility pair by pair; the \
+                        periodic mobility is a product only: use conjugate gradients"
+                    .into(),
+            );
+        }
         let solver = match solver {
-            MultiplierSolver::Auto if rows <= AUTO_DIRECT_ROWS => MultiplierSolver::Direct,
+            MultiplierSolver::Auto if rows <= AUTO_DIRECT_ROWS && !periodic => {
+                MultiplierSolver::Direct
+            }
             MultiplierSolver::Auto => MultiplierSolver::ConjugateGradient {
                 tolerance: 1e-10,
                 max_iterations: 1000,
@@ -606,7 +621,7 @@ mod tests {
         for hydrodynamics in [Hydrodynamics::Rpy, Hydrodynamics::FreeDrain] {
             let a = 0.5;
             let fibers = wavy_fibers(a);
-            let m = mobility(hydrodynamics, a);
+            let m = mobility(hydrodynamics.clone(), a);
             let state = ConstraintState {
                 fibers: &fibers,
                 orientations: &[],

@@ -39,6 +39,10 @@ const SUPPORT_POINT_COST: f64 = 4e-9;
 const FFT_POINT_COST: f64 = 0.9e-9;
 const MODE_COST: f64 = 16e-9;
 
+/// The largest splitting parameter `ξ` in units of `1/a`: above it the wave sum and the self term
+/// (`1 − 6ξa/√π + 40ξ³a³/3√π`) cancel more and more, and the relative error of the wave sum grows.
+const MAX_XI_RADIUS: f64 = 0.75;
+
 /// The Gaussians' share `η` of the wave kernel's decay stays below this (the kernel with their decay
 /// divided out must still fall off).
 const MAX_SHARE: f64 = 0.8;
@@ -74,22 +78,27 @@ fn splitting(q: f64) -> f64 {
 /// The wave space's aliasing bound for a grid whose Nyquist wave number is at `q_nyquist` and
 /// Gaussians `s` grid spacings wide: a mode at `u = k / k_N` keeps `Φ(u² q_N)` and its alias a
 /// `exp(−2π² s² (1 − u))` share of it (the two Gaussians' transforms at `k` and `k − 2π/h`).
-fn aliasing(q_nyquist: f64, s: f64) -> f64 {
+///
+/// The kernels grow with `k` beside `Φ` (the translation's `1 − a²k²/3`; the rotation relative to
+/// its scale alike), so each mode counts `1 + a²k²/3` times, `a²k²/3 = size · u² q_N` with
+/// `size = 4ξ²a²/3`.
+fn aliasing(q_nyquist: f64, s: f64, size: f64) -> f64 {
     (0..=64)
         .map(|n| {
             let u = n as f64 / 64.0;
-            splitting(u * u * q_nyquist) * (-2.0 * PI * PI * s * s * (1.0 - u)).exp()
+            let q = u * u * q_nyquist;
+            splitting(q) * (1.0 + size * q) * (-2.0 * PI * PI * s * s * (1.0 - u)).exp()
         })
         .fold(0.0, f64::max)
 }
 
 /// The narrowest Gaussians (in grid spacings) whose aliasing on a grid with its Nyquist wave number
 /// at `q_nyquist` stays within `bound` (bisection).
-fn narrowest_gaussian(q_nyquist: f64, bound: f64) -> f64 {
+fn narrowest_gaussian(q_nyquist: f64, size: f64, bound: f64) -> f64 {
     let (mut low, mut high) = (0.1, 5.0);
     for _ in 0..40 {
         let middle = 0.5 * (low + high);
-        if aliasing(q_nyquist, middle) > bound {
+        if aliasing(q_nyquist, middle, size) > bound {
             low = middle;
         } else {
             high = middle;
@@ -312,10 +321,13 @@ impl SpectralRpy {
     /// The product for beads of `kernel` in a box of `lengths` to relative `tolerance` (1e-10 to
     /// 1e-2), with about `beads` beads (which balances the real-space and grid work):
     /// - the real-space cutoff `x_c = ξ r_c` where Beenakker's real-space kernel (terms up to
-    ///   `x⁷ e^{−x²}`) falls below the tolerance, `r_c` holding about [`NEIGHBOURS`] beads, at most
-    ///   half the shortest side (one image per pair);
-    /// - the grid spacing `h` and the Gaussians' width `s` (grid spacings) the coarsest and narrowest
-    ///   for which the aliasing bound ([`aliasing`]) meets the tolerance with `η = 4ξ²s²h² ≤ 0.8`;
+    ///   `x⁷ e^{−x²}`) falls below the tolerance, `r_c` holding some number of beads (each choice
+    ///   of [`NEIGHBOUR_CHOICES`] priced by the cost model), with `ξa ≤ 0.75` and `r_c` at most twice
+    ///   the shortest side;
+    /// - the grid spacing `h` and the Gaussians' width `s` (grid spacings): for each spacing from
+    ///   `π / k_c` down, the narrowest Gaussians for which the aliasing bound ([`aliasing`]) meets the
+    ///   tolerance with `η = 4ξ²s²h² ≤ 0.8` and a support within the grid; the cheapest by the cost
+    ///   model ([`SpectralParameters::cost`]);
     /// - Gaussians cut at `m` standard deviations, `erfc(m/√2) ≤ tolerance / 10`.
     ///
     /// Checked against the direct Ewald sum at 1e-3, 1e-5 and 1e-8.
@@ -340,7 +352,6 @@ impl SpectralRpy {
                 + (4.0 * x.powi(7) + 20.0 * x.powi(5) + 14.0 * x.powi(3) + 5.0 * x) * (-x * x).exp()
                     / root_pi
         });
-        let y_c = cut_at(tolerance, |y| splitting(y * y));
         let truncation = cut_at(TRUNCATION_SHARE * tolerance, |m| {
             libm::erfc(m / 2f64.sqrt())
         });
@@ -350,14 +361,21 @@ impl SpectralRpy {
         let mut best: Option<(f64, SpectralParameters)> = None;
         for neighbours in NEIGHBOUR_CHOICES {
             let share = (neighbours / (density * 4.0 / 3.0 * PI)).cbrt();
-            let real_cutoff = share.min(0.5 * lengths.min_element());
+            // ξa at most MAX_XI_RADIUS (the wave and self parts cancel more above it); images
+            // reached by up to two cells of the cell list.
+            let real_cutoff = share
+                .max(x_c * kernel.radius() / MAX_XI_RADIUS)
+                .min(2.0 * lengths.min_element());
             let xi = x_c / real_cutoff;
+            // The kernels' growth 1 + a²k²/3 = 1 + size y² with y = k / 2ξ.
+            let size = 4.0 * (xi * kernel.radius()).powi(2) / 3.0;
+            let y_c = cut_at(tolerance, |y| splitting(y * y) * (1.0 + size * y * y));
             let wave_cutoff = 2.0 * xi * y_c;
             let pairs = density * 4.0 / 3.0 * PI * real_cutoff.powi(3) * beads as f64;
             for refinement in 0..40 {
                 let h = PI / wave_cutoff * 0.97f64.powi(refinement);
                 let q_nyquist = (PI / h).powi(2) / (4.0 * xi * xi);
-                let s = narrowest_gaussian(q_nyquist, ALIASING_SHARE * tolerance);
+                let s = narrowest_gaussian(q_nyquist, size, ALIASING_SHARE * tolerance);
                 if 4.0 * xi * xi * s * s * h * h > MAX_SHARE {
                     continue;
                 }
@@ -367,9 +385,12 @@ impl SpectralRpy {
                 let spacing = lengths / Vec3::new(grid[0] as f64, grid[1] as f64, grid[2] as f64);
                 let sigma = s * h;
                 let support: [usize; 3] = std::array::from_fn(|axis| {
-                    ((2.0 * truncation * sigma / spacing[axis]).floor() as usize + 1)
-                        .min(grid[axis])
+                    (2.0 * truncation * sigma / spacing[axis]).floor() as usize + 1
                 });
+                // A Gaussian wider than the box would overlap its own images on the grid.
+                if (0..3).any(|axis| support[axis] > grid[axis]) {
+                    continue;
+                }
                 let candidate = SpectralParameters {
                     xi,
                     real_cutoff,
@@ -1051,5 +1072,50 @@ mod tests {
                 assert!(ev <= tolerance && ew <= tolerance, "{ev:e} {ew:e}");
             }
         }
+    }
+
+    /// One bead in a cubic box (a simple-cubic array): its translational mobility is Hasimoto's
+    /// `1 − 2.8372975 a/L + (4π/3)(a/L)³` (exact for RPY) and its rotational one
+    /// `1 − (4π/3)(a/L)³`, each to the tolerance, from dense (L = 4a) to dilute (L = 100a).
+    #[test]
+    fn a_single_bead_has_hasimotos_mobility() {
+        let kernel = RpyKernel::new(1.0, 1.0).unwrap();
+        for length in [4.0, 10.0, 40.0, 100.0] {
+            for tolerance in [1e-4, 1e-7] {
+                let spectral = SpectralRpy::new(kernel, Vec3::splat(length), tolerance, 1).unwrap();
+                let x = [Vec3::new(0.3 * length, 0.6, 0.9 * length)];
+                let (v, _) = spectral.product(&x, &[Vec3::X], &[Vec3::ZERO]);
+                let (_, w) = spectral.product(&x, &[Vec3::ZERO], &[Vec3::Y]);
+                let c = 1.0 / length;
+                let translation = 1.0 - 2.8372974794806 * c + 4.0 * PI / 3.0 * c.powi(3);
+                let rotation = 1.0 - 4.0 * PI / 3.0 * c.powi(3);
+                let v = v[0] / kernel.self_translation();
+                let w = w[0] / kernel.self_rotation();
+                println!("L = {length} tolerance {tolerance:e}: {v} {w}");
+                assert!(
+                    (v.x - translation).abs() <= tolerance,
+                    "{v} vs {translation}"
+                );
+                assert!(v.y.abs() <= tolerance && v.z.abs() <= tolerance, "{v}");
+                assert!((w.y - rotation).abs() <= tolerance, "{w} vs {rotation}");
+            }
+        }
+    }
+
+    /// The same numbers, to the bit, on one thread and on three.
+    #[test]
+    fn the_product_does_not_depend_on_the_threads() {
+        let kernel = RpyKernel::new(1.0, 1.0).unwrap();
+        let lengths = Vec3::new(20.0, 24.0, 18.0);
+        let (x, f, t) = cloud(400, lengths, 11);
+        let spectral = SpectralRpy::new(kernel, lengths, 1e-5, x.len()).unwrap();
+        let on = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| spectral.product(&x, &f, &t))
+        };
+        assert_eq!(on(1), on(3));
     }
 }

@@ -36,7 +36,8 @@ fn rigid_chains_of_any_bead_count_move_as_rigid_bodies() {
             kernel: RpyKernel::new(a, 1.0).unwrap(),
             hydrodynamics: Hydrodynamics::Rpy,
         };
-        let mut system = FiberSystem::new(fibers, mobility, Bending::straight(0.0, 1).unwrap());
+        let mut system =
+            FiberSystem::new(fibers, mobility.clone(), Bending::straight(0.0, 1).unwrap());
         let links = rigid_links(&system.fibers, &[]);
         system.constraints.extend(links);
         system.flow = AmbientFlow::SimpleShear { shear_rate: 1.0 };

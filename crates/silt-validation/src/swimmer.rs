@@ -13,7 +13,6 @@ use serde::Deserialize;
 use silt_core::model::{Horizon, Model};
 use silt_core::Vec3;
 use silt_fibers::dynamics::FiberSystem;
-use silt_fibers::mobility::Hydrodynamics;
 use silt_io::scenes::fibers::FiberScene;
 use silt_io::scenes::{Override, SceneKind};
 use silt_report::{write_png_grid, Axis, Plot, Series, Style, Table};
@@ -31,7 +30,8 @@ pub struct SwimmerCase {
     pub wavelengths: f64,
     /// `+1`: wave from the first bead to the last; `-1`: the other way.
     pub wave_direction: f64,
-    pub hydrodynamics: Hydrodynamics,
+    /// The scene's `fibers.hydrodynamics` ("rpy" or "free-drain").
+    pub hydrodynamics: &'static str,
     /// Beat periods simulated; the velocity is averaged over all but the first.
     pub periods: usize,
     /// Step over the bending time.
@@ -75,13 +75,7 @@ pub fn run(files: &CaseFiles, case: SwimmerCase) -> Result<SwimmerResult, String
         Override::new("fibers.fiber.0.beads", case.beads as i64),
         Override::new("fibers.fiber.0.wave", toml::Value::Table(wave)),
         Override::new("fibers.bending_rigidity", rigidity),
-        Override::new(
-            "fibers.hydrodynamics",
-            match case.hydrodynamics {
-                Hydrodynamics::Rpy => "rpy",
-                Hydrodynamics::FreeDrain => "free-drain",
-            },
-        ),
+        Override::new("fibers.hydrodynamics", case.hydrodynamics),
         Override::new("fibers.restore_links", case.restore_links),
         Override::new("fibers.time_step", dt),
         Override::new(
@@ -180,7 +174,7 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
         amplitude: p.amplitude_times_length,
         wavelengths: p.wavelengths,
         wave_direction: 1.0,
-        hydrodynamics: Hydrodynamics::Rpy,
+        hydrodynamics: "rpy",
         periods,
         step_ratio: p.step_over_bending_time,
         restore_links: false,
@@ -197,7 +191,7 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
         (
             "wave first-to-last, free drain",
             SwimmerCase {
-                hydrodynamics: Hydrodynamics::FreeDrain,
+                hydrodynamics: "free-drain",
                 ..base
             },
         ),

@@ -24,11 +24,14 @@ use silt_fibers::mobility::{Hydrodynamics, Mobility};
 use silt_fibers::model::FiberModel;
 use silt_fibers::multipliers::{solve_cost, MultiplierSolver, AUTO_DIRECT_ROWS};
 use silt_fibers::rpy::RpyKernel;
+use silt_fibers::spectral::SpectralRpy;
 use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The periodic product's relative error unless the scene sets `hydrodynamics_tolerance`.
+const DEFAULT_HYDRODYNAMICS_TOLERANCE: f64 = 1e-4;
 /// Largest number of beads a scene may ask for.
 const MAX_BEADS: usize = 1_000_000;
 /// Relative tolerance on the spacing of explicitly given bead positions.
@@ -48,6 +51,8 @@ pub struct FibersSection {
     pub bending_rigidity: f64,
     #[serde(default = "default_hydrodynamics")]
     pub hydrodynamics: String,
+    pub periodic_box: Option<[f64; 3]>,
+    pub hydrodynamics_tolerance: Option<f64>,
     #[serde(default = "default_links")]
     pub links: String,
     pub joint_gap: Option<f64>,
@@ -243,11 +248,16 @@ impl FiberScene {
             Range::NonNegative,
         )?;
         keys.number("fibers.end_time", s.end_time, Range::Positive)?;
-        keys.choice(
+        let periodic = keys.choice(
             "fibers.hydrodynamics",
             &s.hydrodynamics,
-            &[("rpy", ()), ("free-drain", ())],
+            &[
+                ("rpy", false),
+                ("free-drain", false),
+                ("periodic-rpy", true),
+            ],
         )?;
+        check_periodic(&keys, &s, periodic)?;
         let joint = keys.choice(
             "fibers.links",
             &s.links,
@@ -309,6 +319,21 @@ impl FiberScene {
         )?;
         keys.vector("fibers.bead_force", s.bead_force)?;
         let flow = check_flow(&keys, &s.flow)?;
+        keys.forbid(
+            periodic && !matches!(flow, AmbientFlow::Quiescent | AmbientFlow::Uniform { .. }),
+            "fibers.flow.type",
+            &format!(
+                "a \"{}\" flow is not periodic; in a periodic box (hydrodynamics = \
+                 \"periodic-rpy\") use \"quiescent\" or \"uniform\"",
+                s.flow.kind
+            ),
+        )?;
+        keys.forbid(
+            periodic && solver == MultiplierSolver::Direct,
+            "fibers.solver",
+            "the direct solve assembles the mobility pair by pair; the periodic mobility is a \
+             product only: use \"conjugate-gradient\" or \"auto\"",
+        )?;
         if s.fiber.is_empty() {
             return Err(keys.missing(
                 "fibers.fiber",
@@ -503,13 +528,16 @@ impl FiberScene {
                 }
             }
         }
+        let kernel =
+            RpyKernel::new(a, s.viscosity).map_err(|m| keys.error("fibers.viscosity", m))?;
         let mobility = Mobility {
-            kernel: RpyKernel::new(a, s.viscosity)
-                .map_err(|m| keys.error("fibers.viscosity", m))?,
-            hydrodynamics: if s.hydrodynamics == "free-drain" {
-                Hydrodynamics::FreeDrain
-            } else {
-                Hydrodynamics::Rpy
+            kernel,
+            hydrodynamics: match s.hydrodynamics.as_str() {
+                "free-drain" => Hydrodynamics::FreeDrain,
+                "periodic-rpy" => Hydrodynamics::PeriodicRpy(Arc::new(
+                    self.periodic_product(kernel, fibers.bead_count())?,
+                )),
+                _ => Hydrodynamics::Rpy,
             },
         };
         let mut bending = Bending::straight(if s.rigid { 0.0 } else { s.bending_rigidity }, 0)
@@ -540,9 +568,30 @@ impl FiberScene {
         Ok(system)
     }
 
+    /// The periodic RPY product of the scene's box and tolerance for `beads` beads (its grid refused
+    /// when it does not fit in memory).
+    fn periodic_product(&self, kernel: RpyKernel, beads: usize) -> Result<SpectralRpy, SceneError> {
+        let s = &self.section;
+        let keys = self.keys();
+        let lengths = Vec3::from_array(s.periodic_box.expect("checked"));
+        let tolerance = s
+            .hydrodynamics_tolerance
+            .unwrap_or(DEFAULT_HYDRODYNAMICS_TOLERANCE);
+        let product = SpectralRpy::new(kernel, lengths, tolerance, beads)
+            .map_err(|m| keys.error("fibers.periodic_box", m))?;
+        fits_in_memory(
+            &keys,
+            "fibers.periodic_box",
+            product.parameters().grid_bytes(),
+            "the periodic mobility's grids",
+        )?;
+        Ok(product)
+    }
+
     /// Refuses a system whose multiplier solve does not fit in memory; returns its cost (bytes, flops).
     fn solve_cost(&self, system: &FiberSystem) -> Result<(f64, f64), SceneError> {
-        let cost = solve_cost(&system.constraint_system(), self.solver);
+        let periodic = matches!(system.mobility.hydrodynamics, Hydrodynamics::PeriodicRpy(_));
+        let cost = solve_cost(&system.constraint_system(), self.solver, periodic);
         fits_in_memory(
             &self.keys(),
             "fibers.fiber",
@@ -562,6 +611,50 @@ impl FiberScene {
             )
         })
     }
+}
+
+/// Checks the periodic box and the hydrodynamic tolerance: required and allowed with
+/// `hydrodynamics = "periodic-rpy"` only.
+fn check_periodic(keys: &Keys, s: &FibersSection, periodic: bool) -> Result<(), SceneError> {
+    if !periodic {
+        for (name, present) in [
+            ("periodic_box", s.periodic_box.is_some()),
+            (
+                "hydrodynamics_tolerance",
+                s.hydrodynamics_tolerance.is_some(),
+            ),
+        ] {
+            keys.forbid(
+                present,
+                &format!("fibers.{name}"),
+                "only used with hydrodynamics = \"periodic-rpy\"; remove it",
+            )?;
+        }
+        return Ok(());
+    }
+    let lengths = s.periodic_box.ok_or_else(|| {
+        keys.missing(
+            "fibers.periodic_box",
+            "hydrodynamics = \"periodic-rpy\" needs the box's side lengths [Lx, Ly, Lz] (the \
+             fluid is periodic from the origin to them)",
+        )
+    })?;
+    for (axis, length) in lengths.iter().enumerate() {
+        keys.number(
+            &format!("fibers.periodic_box[{axis}]"),
+            *length,
+            Range::Positive,
+        )?;
+    }
+    if let Some(tolerance) = s.hydrodynamics_tolerance {
+        keys.require(
+            (1e-10..=1e-2).contains(&tolerance),
+            "fibers.hydrodynamics_tolerance",
+            num(tolerance),
+            "from 1e-10 to 1e-2 (the periodic product's relative error)",
+        )?;
+    }
+    Ok(())
 }
 
 /// Bending time `η (2a)⁴ / K_b` (infinite for rigid or unbendable fibers).
@@ -906,13 +999,45 @@ fn report(
             MultiplierSolver::Direct => "direct (Cholesky)".to_string(),
             MultiplierSolver::ConjugateGradient { tolerance, .. } =>
                 format!("conjugate gradients, tolerance {tolerance:e}"),
-            MultiplierSolver::Auto if rows <= AUTO_DIRECT_ROWS =>
+            MultiplierSolver::Auto
+                if rows <= AUTO_DIRECT_ROWS && !system.mobility.hydrodynamics.is_periodic() =>
                 format!("auto: direct (Cholesky), {rows} <= {AUTO_DIRECT_ROWS} rows"),
             MultiplierSolver::Auto => format!(
                 "auto: conjugate gradients with per-fiber preconditioner, {rows} > {AUTO_DIRECT_ROWS} rows"
             ),
         }
     );
+    if let Hydrodynamics::PeriodicRpy(periodic) = &system.mobility.hydrodynamics {
+        let p = periodic.parameters();
+        let lengths = periodic.lengths();
+        let density = beads as f64 / (lengths.x * lengths.y * lengths.z);
+        let neighbours = density * 4.0 / 3.0 * PI * p.real_cutoff.powi(3);
+        let _ = writeln!(
+            out,
+            "periodic box {} x {} x {} (volume fraction {}); RPY Ewald sum to relative error {:e}: \
+             splitting ξ = {}, real-space cutoff {} (about {} beads), grid {} x {} x {} \
+             ({} MiB), Gaussians of {} x {} x {} points (σ = {}); about {} s per product on one \
+             core",
+            num(lengths.x),
+            num(lengths.y),
+            num(lengths.z),
+            num(density * 4.0 / 3.0 * PI * s.bead_radius.powi(3)),
+            s.hydrodynamics_tolerance
+                .unwrap_or(DEFAULT_HYDRODYNAMICS_TOLERANCE),
+            num(p.xi),
+            num(p.real_cutoff),
+            num(neighbours.round()),
+            p.grid[0],
+            p.grid[1],
+            p.grid[2],
+            mib(p.grid_bytes()),
+            p.support[0],
+            p.support[1],
+            p.support[2],
+            num(p.sigma),
+            num(p.cost(beads, neighbours * beads as f64))
+        );
+    }
     let bending = scene.bending_time();
     let ratio = scene.dt / bending;
     let steps = (s.end_time / scene.dt).round().max(1.0);
