@@ -773,4 +773,53 @@ mod tests {
             }
         }
     }
+
+    /// The periodic mobility: its product (spectral, to 1e-6) equals its dense matrix (the direct
+    /// Ewald sum) times the same loads, and the dense matrix is symmetric positive definite with
+    /// overlapping beads, as the unbounded one.
+    #[test]
+    fn the_periodic_product_equals_its_dense_matrix() {
+        let lengths = Vec3::new(6.0, 7.0, 8.0);
+        let positions: Vec<Vec3> = random_beads(24, 5.0, 9)
+            .into_iter()
+            .map(|x| x + Vec3::splat(1.0))
+            .collect();
+        let kernel = RpyKernel::new(0.5, 1.0).unwrap();
+        let mobility = Mobility {
+            kernel,
+            hydrodynamics: Hydrodynamics::PeriodicRpy(Arc::new(
+                SpectralRpy::new(kernel, lengths, 1e-6, positions.len()).unwrap(),
+            )),
+        };
+        let n = positions.len();
+        let forces: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(1.0, -0.5, (i % 3) as f64))
+            .collect();
+        let torques: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(0.2, (i % 5) as f64, 0.1))
+            .collect();
+        let (mut v, mut w) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
+        mobility.apply(&positions, &forces, &torques, &mut v, &mut w);
+        let dense = mobility.dense(&positions);
+        let loads: Vec<f64> = (0..n)
+            .flat_map(|i| [forces[i].to_array(), torques[i].to_array()].concat())
+            .collect();
+        let exact = dense.times(&loads);
+        let product: Vec<f64> = (0..n)
+            .flat_map(|i| [v[i].to_array(), w[i].to_array()].concat())
+            .collect();
+        let difference = exact
+            .iter()
+            .zip(&product)
+            .map(|(a, b)| (a - b).powi(2))
+            .sum::<f64>();
+        let size = exact.iter().map(|a| a * a).sum::<f64>();
+        assert!(
+            (difference / size).sqrt() < 1e-6,
+            "{}",
+            (difference / size).sqrt()
+        );
+        let l = cholesky(&dense).expect("positive definite");
+        assert!(smallest_eigenvalue(&dense, &l) > 0.0);
+    }
 }

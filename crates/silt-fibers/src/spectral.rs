@@ -359,6 +359,7 @@ impl SpectralRpy {
         // Every splitting (by the real-space neighbours it leaves) and grid (from the cutoff's own
         // spacing π / k_c down) that meets the tolerance, priced by the cost model; the cheapest.
         let mut best: Option<(f64, SpectralParameters)> = None;
+        let mut smallest_grid = f64::INFINITY;
         for neighbours in NEIGHBOUR_CHOICES {
             let share = (neighbours / (density * 4.0 / 3.0 * PI)).cbrt();
             // ξa at most MAX_XI_RADIUS (the wave and self parts cancel more above it); images
@@ -401,6 +402,10 @@ impl SpectralRpy {
                     truncation,
                     gaussian_share: 4.0 * xi * xi * sigma * sigma,
                 };
+                if candidate.grid_bytes() > MAX_GRID_BYTES {
+                    smallest_grid = smallest_grid.min(candidate.grid_bytes());
+                    continue;
+                }
                 let cost = candidate.cost(beads, pairs);
                 if best.is_none_or(|(c, _)| cost < c) {
                     best = Some((cost, candidate));
@@ -408,23 +413,19 @@ impl SpectralRpy {
             }
         }
         let Some((_, parameters)) = best else {
-            return Err(format!(
-                "no grid meets tolerance {tolerance:e} in a box of {lengths}"
-            ));
+            return Err(if smallest_grid.is_finite() {
+                format!(
+                    "the wave-space grid would take at least {:.1} GiB (at most {:.0}); loosen the \
+                     tolerance ({tolerance:e}) or use a smaller box",
+                    smallest_grid / (1u64 << 30) as f64,
+                    MAX_GRID_BYTES / (1u64 << 30) as f64
+                )
+            } else {
+                format!("no grid meets tolerance {tolerance:e} in a box of {lengths}")
+            });
         };
         let grid = parameters.grid;
         let spacing = lengths / Vec3::new(grid[0] as f64, grid[1] as f64, grid[2] as f64);
-        if parameters.grid_bytes() > MAX_GRID_BYTES {
-            return Err(format!(
-                "the wave-space grid of {} x {} x {} points would take {:.1} GiB (at most {:.0}); \
-                 loosen the tolerance ({tolerance:e}) or use a smaller box",
-                grid[0],
-                grid[1],
-                grid[2],
-                parameters.grid_bytes() / (1u64 << 30) as f64,
-                MAX_GRID_BYTES / (1u64 << 30) as f64
-            ));
-        }
         let mut planner = FftPlanner::new();
         let forward = grid.map(|n| planner.plan_fft_forward(n));
         let inverse = grid.map(|n| planner.plan_fft_inverse(n));

@@ -1,0 +1,141 @@
+//! Fibers in a periodic box (`hydrodynamics = "periodic-rpy"`): every mistake in the periodic keys
+//! gives one clear error naming the key, and a fiber in a large box moves as in an unbounded fluid
+//! less the backflow of the periodic images (Hasimoto), each to what the theory says.
+
+use silt_core::Vec3;
+use silt_fibers::mobility::Hydrodynamics;
+use silt_io::scenes::fibers::FiberScene;
+use silt_io::scenes::SceneKind;
+use std::path::Path;
+
+/// A straight 20-bead fiber settling broadside in a periodic box of side `side`.
+fn settling(side: f64, hydrodynamics: &str, extra: &str) -> String {
+    let periodic = if hydrodynamics == "periodic-rpy" {
+        format!("periodic_box = [{side}, {side}, {side}]\n")
+    } else {
+        String::new()
+    };
+    format!(
+        r#"
+[fibers]
+bead_radius = 0.5
+viscosity = 1.0
+bending_rigidity = 8.0
+hydrodynamics = "{hydrodynamics}"
+{periodic}{extra}
+bead_force = [0.0, -1.0, 0.0]
+end_time = 0.01
+time_step = 0.005
+
+[[fibers.fiber]]
+beads = 20
+start = [-9.5, 3.0, 1.0]
+direction = [1.0, 0.0, 0.0]
+"#
+    )
+}
+
+fn error_of(text: &str) -> String {
+    let path = Path::new("periodic.toml");
+    match FiberScene::parse(text, path).and_then(|s| s.build().map(|_| ())) {
+        Ok(()) => panic!("the scene should be refused:\n{text}"),
+        Err(e) => {
+            assert_eq!(e.file, path);
+            e.to_string()
+        }
+    }
+}
+
+#[test]
+fn each_mistake_in_the_periodic_keys_names_the_key() {
+    let valid = settling(60.0, "periodic-rpy", "");
+    FiberScene::parse(&valid, Path::new("ok.toml"))
+        .unwrap()
+        .build()
+        .unwrap();
+    let cases: Vec<(String, &[&str])> = vec![
+        (
+            valid.replace("periodic_box = [60, 60, 60]\n", ""),
+            &["fibers.periodic_box", "[Lx, Ly, Lz]"],
+        ),
+        (
+            settling(60.0, "rpy", "periodic_box = [60.0, 60.0, 60.0]"),
+            &[
+                "fibers.periodic_box",
+                "only used with hydrodynamics = \"periodic-rpy\"",
+            ],
+        ),
+        (
+            settling(60.0, "rpy", "hydrodynamics_tolerance = 1e-5"),
+            &["fibers.hydrodynamics_tolerance", "only used with"],
+        ),
+        (
+            settling(60.0, "periodic-rpy", "hydrodynamics_tolerance = 0.5"),
+            &["fibers.hydrodynamics_tolerance", "from 1e-10 to 1e-2"],
+        ),
+        (
+            valid.replace("[60, 60, 60]", "[60, -1, 60]"),
+            &["fibers.periodic_box[1]", "> 0"],
+        ),
+        (
+            settling(60.0, "periodic-rpy", "solver = \"direct\""),
+            &["fibers.solver", "conjugate-gradient"],
+        ),
+        (
+            format!("{valid}\n[fibers.flow]\ntype = \"simple-shear\"\nshear_rate = 1.0\n"),
+            &["fibers.flow.type", "not periodic", "quiescent"],
+        ),
+    ];
+    for (text, expected) in cases {
+        let message = error_of(&text);
+        for part in expected {
+            assert!(message.contains(part), "{message:?} lacks {part:?}");
+        }
+    }
+}
+
+/// The mean velocity of the fiber's beads and its multiplier solve's iterations.
+fn settling_velocity(text: &str) -> (Vec3, usize) {
+    let scene = FiberScene::parse(text, Path::new("settling.toml")).unwrap();
+    let system = scene.system().unwrap();
+    let motion = system.motion().unwrap();
+    let n = motion.velocities.len() as f64;
+    (
+        motion.velocities.iter().copied().sum::<Vec3>() / n,
+        motion.iterations,
+    )
+}
+
+/// In a box much larger than the fiber the periodic images act as a uniform backflow: each bead's
+/// velocity is the unbounded one less `2.8372975 ΣF / (6πηL)` (Hasimoto's constant; the next terms
+/// are O(ℓ²/L³) for a fiber of length ℓ: below 3e-4 of the settling speed at L = 10ℓ). At L = 3ℓ the
+/// images' own structure shows: the correction then differs from the backflow by more than that.
+#[test]
+fn a_fiber_in_a_large_box_settles_as_in_an_unbounded_fluid_less_the_backflow() {
+    let (free, _) = settling_velocity(&settling(0.0, "rpy", "solver = \"conjugate-gradient\""));
+    let total_force = 20.0;
+    let mut misses = Vec::new();
+    for side in [200.0, 60.0] {
+        let text = settling(side, "periodic-rpy", "hydrodynamics_tolerance = 1e-7");
+        let scene = FiberScene::parse(&text, Path::new("settling.toml")).unwrap();
+        assert!(matches!(
+            scene.system().unwrap().mobility.hydrodynamics,
+            Hydrodynamics::PeriodicRpy(_)
+        ));
+        let (periodic, iterations) = settling_velocity(&text);
+        let backflow = 2.8372974794806 * total_force / (6.0 * std::f64::consts::PI * side);
+        let predicted = free.y + backflow;
+        let miss = (periodic.y - predicted).abs() / free.y.abs();
+        println!(
+            "L = {side}: periodic {periodic}, unbounded {free}, backflow {backflow}, relative \
+             miss {miss:e} ({iterations} iterations)"
+        );
+        assert!(
+            periodic.x.abs() < 1e-9 && periodic.z.abs() < 1e-9,
+            "{periodic}"
+        );
+        misses.push(miss);
+    }
+    assert!(misses[0] < 3e-4, "{misses:?}");
+    assert!(misses[1] > misses[0], "{misses:?}");
+}
