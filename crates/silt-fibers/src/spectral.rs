@@ -53,6 +53,9 @@ const MAX_SHARE: f64 = 0.8;
 const ALIASING_SHARE: f64 = 0.1;
 const TRUNCATION_SHARE: f64 = 0.1;
 
+/// The most memory one configuration's real-space kernels may take to be kept between products.
+const PAIR_CACHE_BYTES: f64 = 2.0 * (1u64 << 30) as f64;
+
 /// Real-space table nodes per `min(a, 1/ξ)` (cubic interpolation: relative error ~1e-11).
 const TABLE_NODES_PER_SCALE: f64 = 300.0;
 
@@ -209,6 +212,9 @@ impl RealTable {
 /// Where one product's time went, in seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ProductTiming {
+    /// The cell list, the Gaussians' weights and the real-space kernels of a new configuration
+    /// (next to nothing when the positions are those of the last product).
+    pub preparation: f64,
     /// The real-space pair sum.
     pub real_space: f64,
     /// The Gaussians' weights and the spreading onto the grid.
@@ -224,7 +230,12 @@ pub struct ProductTiming {
 impl ProductTiming {
     /// The whole product.
     pub fn total(&self) -> f64 {
-        self.real_space + self.spreading + self.transforms + self.kernels + self.interpolation
+        self.preparation
+            + self.real_space
+            + self.spreading
+            + self.transforms
+            + self.kernels
+            + self.interpolation
     }
 }
 
@@ -246,6 +257,18 @@ pub struct SpectralRpy {
     table: RealTable,
     forward: [Arc<dyn Fft<f64>>; 3],
     inverse: [Arc<dyn Fft<f64>>; 3],
+    /// The last configuration's preparation.
+    cache: std::sync::Mutex<Option<Arc<Prepared>>>,
+}
+
+/// What a product needs of the positions alone: kept while they do not change.
+struct Prepared {
+    positions: Vec<Vec3>,
+    cells: CellList,
+    footprints: Footprints,
+    /// Each bead's real-space kernels (sorted places), when they take at most
+    /// [`PAIR_CACHE_BYTES`].
+    pairs: Option<Vec<Vec<(u32, PairMobility)>>>,
 }
 
 /// The beads sorted into cells at least half the real-space cutoff wide (counting sort, index order
@@ -437,6 +460,7 @@ impl SpectralRpy {
             table: RealTable::new(&kernel, parameters.xi, parameters.real_cutoff),
             forward,
             inverse,
+            cache: std::sync::Mutex::new(None),
         })
     }
 
@@ -477,10 +501,12 @@ impl SpectralRpy {
         );
         let mut timing = ProductTiming::default();
         let mut clock = std::time::Instant::now();
-        let cells = CellList::new(positions, self.lengths, self.parameters.real_cutoff);
-        let real = self.real_space(&cells, forces, torques);
+        let prepared = self.prepared(positions);
+        timing.preparation = lap(&mut clock);
+        let real = self.real_space(&prepared, forces, torques);
         timing.real_space = lap(&mut clock);
-        let wave = self.wave_space(&cells, forces, torques, &mut timing);
+        let wave = self.wave_space(&prepared, forces, torques, &mut timing);
+        let cells = &prepared.cells;
         let own = self_blocks(&self.kernel, self.parameters.xi);
         let (mut v, mut w) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
         for (sorted, &i) in cells.order.iter().enumerate() {
@@ -528,66 +554,129 @@ impl SpectralRpy {
         pair
     }
 
-    /// The real-space sum over the images closer than the cutoff, from the cell list: each bead's
-    /// row over the 125 neighbouring cells (and their images) in a fixed order, each cell's beads in
-    /// index order. The rows come out in the cell list's order.
-    fn real_space(&self, cells: &CellList, forces: &[Vec3], torques: &[Vec3]) -> Vec<(Vec3, Vec3)> {
-        let cutoff = self.parameters.real_cutoff;
+    /// The real-space kernels of the beads of `cell` (sorted places): for each bead, every image
+    /// closer than the cutoff over the 125 neighbouring cells (and their images) in a fixed order,
+    /// each cell's beads in index order, as (sorted place of the source, kernel).
+    fn cell_pairs(&self, cells: &CellList, cell: usize) -> Vec<Vec<(u32, PairMobility)>> {
         let lengths = self.lengths;
         let counts = cells.counts;
-        let rc2 = cutoff * cutoff;
-        let sources: Vec<(Vec3, Vec3, Vec3)> = cells
-            .order
-            .iter()
-            .zip(&cells.positions)
-            .map(|(&j, &y)| (y, forces[j], torques[j]))
-            .collect();
-        let rows: Vec<Vec<(Vec3, Vec3)>> = (0..cells.starts.len() - 1)
-            .into_par_iter()
-            .map(|cell| {
-                let own = cells.coordinates(cell);
-                // The neighbouring cells, wrapped, with the image shift that wrapping takes.
-                let mut neighbours = Vec::with_capacity(125);
-                for dz in -2i64..=2 {
-                    for dy in -2i64..=2 {
-                        for dx in -2i64..=2 {
-                            let d = [dx, dy, dz];
-                            let mut neighbour = [0usize; 3];
-                            let mut shift = Vec3::ZERO;
-                            for a in 0..3 {
-                                let c = own[a] as i64 + d[a];
-                                let n = counts[a] as i64;
-                                neighbour[a] = c.rem_euclid(n) as usize;
-                                shift[a] = lengths[a] * c.div_euclid(n) as f64;
-                            }
-                            let index = cells.index(neighbour);
-                            neighbours.push((cells.starts[index]..cells.starts[index + 1], shift));
+        let rc2 = self.parameters.real_cutoff.powi(2);
+        let own = cells.coordinates(cell);
+        // The neighbouring cells, wrapped, with the image shift that wrapping takes.
+        let mut neighbours = Vec::with_capacity(125);
+        for dz in -2i64..=2 {
+            for dy in -2i64..=2 {
+                for dx in -2i64..=2 {
+                    let d = [dx, dy, dz];
+                    let mut neighbour = [0usize; 3];
+                    let mut shift = Vec3::ZERO;
+                    for a in 0..3 {
+                        let c = own[a] as i64 + d[a];
+                        let n = counts[a] as i64;
+                        neighbour[a] = c.rem_euclid(n) as usize;
+                        shift[a] = lengths[a] * c.div_euclid(n) as f64;
+                    }
+                    let index = cells.index(neighbour);
+                    neighbours.push((cells.starts[index]..cells.starts[index + 1], shift));
+                }
+            }
+        }
+        (cells.starts[cell]..cells.starts[cell + 1])
+            .map(|i| {
+                let origin = cells.positions[i];
+                let mut row = Vec::new();
+                for (range, shift) in &neighbours {
+                    let x = origin - *shift;
+                    for (j, &y) in cells.positions[range.clone()].iter().enumerate() {
+                        let rho = x - y;
+                        let r2 = rho.length_squared();
+                        if r2 > rc2 || (r2 == 0.0 && range.start + j == i) {
+                            continue;
                         }
+                        row.push(((range.start + j) as u32, self.real_pair(rho, r2.sqrt())));
                     }
                 }
-                (cells.starts[cell]..cells.starts[cell + 1])
-                    .map(|i| {
-                        let x = cells.positions[i];
-                        let (mut v, mut w) = (Vec3::ZERO, Vec3::ZERO);
-                        for (range, shift) in &neighbours {
-                            let origin = x - *shift;
-                            for (j, &(y, f, t)) in sources[range.clone()].iter().enumerate() {
-                                let rho = origin - y;
-                                let r2 = rho.length_squared();
-                                if r2 > rc2 || (r2 == 0.0 && range.start + j == i) {
-                                    continue;
-                                }
-                                let (dv, dw) = self.real_pair(rho, r2.sqrt()).velocities(f, t);
-                                v += dv;
-                                w += dw;
-                            }
-                        }
-                        (v, w)
-                    })
-                    .collect()
+                row
             })
+            .collect()
+    }
+
+    /// The real-space sum in the cell list's order: from the configuration's stored pair kernels,
+    /// or cell by cell (the same kernels in the same order, so the same numbers).
+    fn real_space(
+        &self,
+        prepared: &Prepared,
+        forces: &[Vec3],
+        torques: &[Vec3],
+    ) -> Vec<(Vec3, Vec3)> {
+        let cells = &prepared.cells;
+        let sources: Vec<(Vec3, Vec3)> = cells
+            .order
+            .iter()
+            .map(|&j| (forces[j], torques[j]))
             .collect();
-        rows.concat()
+        let sum = |row: &[(u32, PairMobility)]| {
+            let (mut v, mut w) = (Vec3::ZERO, Vec3::ZERO);
+            for (j, pair) in row {
+                let (f, t) = sources[*j as usize];
+                let (dv, dw) = pair.velocities(f, t);
+                v += dv;
+                w += dw;
+            }
+            (v, w)
+        };
+        match &prepared.pairs {
+            Some(rows) => rows.par_iter().map(|row| sum(row)).collect(),
+            None => {
+                let rows: Vec<Vec<(Vec3, Vec3)>> = (0..cells.starts.len() - 1)
+                    .into_par_iter()
+                    .map(|cell| {
+                        self.cell_pairs(cells, cell)
+                            .iter()
+                            .map(|row| sum(row))
+                            .collect()
+                    })
+                    .collect();
+                rows.concat()
+            }
+        }
+    }
+
+    /// What a product at `positions` needs of them alone, from the cache when the positions are
+    /// those of the last product (the multiplier solve's many products at one configuration).
+    fn prepared(&self, positions: &[Vec3]) -> Arc<Prepared> {
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if let Some(prepared) = cache.as_ref() {
+            if prepared.positions == positions {
+                return prepared.clone();
+            }
+        }
+        // Free the last configuration's memory before taking the next's.
+        *cache = None;
+        let cells = CellList::new(positions, self.lengths, self.parameters.real_cutoff);
+        let footprints = self.footprints(&cells.positions);
+        let volume = self.lengths.x * self.lengths.y * self.lengths.z;
+        let n = positions.len() as f64;
+        let pairs_estimate = n * n / volume * 4.0 / 3.0 * PI * self.parameters.real_cutoff.powi(3);
+        let pair_bytes = std::mem::size_of::<(u32, PairMobility)>() as f64;
+        let pairs = (pairs_estimate * pair_bytes <= PAIR_CACHE_BYTES).then(|| {
+            let rows: Vec<Vec<Vec<(u32, PairMobility)>>> = (0..cells.starts.len() - 1)
+                .into_par_iter()
+                .map(|cell| self.cell_pairs(&cells, cell))
+                .collect();
+            rows.into_iter().flatten().collect()
+        });
+        let prepared = Arc::new(Prepared {
+            positions: positions.to_vec(),
+            cells,
+            footprints,
+            pairs,
+        });
+        *cache = Some(prepared.clone());
+        prepared
     }
 
     /// Each bead's Gaussian on the grid.
@@ -631,7 +720,7 @@ impl SpectralRpy {
     /// and imaginary parts of three complex grids (and velocities and angular velocities likewise).
     fn wave_space(
         &self,
-        cells: &CellList,
+        prepared: &Prepared,
         forces: &[Vec3],
         torques: &[Vec3],
         timing: &mut ProductTiming,
@@ -641,7 +730,7 @@ impl SpectralRpy {
         let [p0, p1, p2] = self.parameters.support;
         let plane = n0 * n1;
         let points = plane * n2;
-        let footprints = self.footprints(&cells.positions);
+        let (cells, footprints) = (&prepared.cells, &prepared.footprints);
         let forces: Vec<Vec3> = cells.order.iter().map(|&i| forces[i]).collect();
         let torques: Vec<Vec3> = cells.order.iter().map(|&i| torques[i]).collect();
         // 1. Spread F + iT, plane by plane: plane l takes the beads whose support starts at l − s,
@@ -1109,8 +1198,8 @@ mod tests {
         let kernel = RpyKernel::new(1.0, 1.0).unwrap();
         let lengths = Vec3::new(20.0, 24.0, 18.0);
         let (x, f, t) = cloud(400, lengths, 11);
-        let spectral = SpectralRpy::new(kernel, lengths, 1e-5, x.len()).unwrap();
         let on = |threads: usize| {
+            let spectral = SpectralRpy::new(kernel, lengths, 1e-5, x.len()).unwrap();
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
@@ -1118,5 +1207,39 @@ mod tests {
                 .install(|| spectral.product(&x, &f, &t))
         };
         assert_eq!(on(1), on(3));
+    }
+
+    /// A second product at the same positions (from the stored configuration) equals the first,
+    /// and the real space from stored kernels equals the cell-by-cell sum, to the bit; new
+    /// positions are prepared anew.
+    #[test]
+    fn the_stored_configuration_gives_the_same_numbers() {
+        let kernel = RpyKernel::new(1.0, 1.0).unwrap();
+        let lengths = Vec3::new(20.0, 24.0, 18.0);
+        let (x, f, t) = cloud(300, lengths, 5);
+        let spectral = SpectralRpy::new(kernel, lengths, 1e-5, x.len()).unwrap();
+        let first = spectral.product(&x, &f, &t);
+        let prepared = spectral.prepared(&x);
+        let second = spectral.product(&x, &f, &t);
+        assert_eq!(first, second);
+        assert!(Arc::ptr_eq(&prepared, &spectral.prepared(&x)));
+        assert!(prepared.pairs.is_some());
+        let unstored = Prepared {
+            positions: prepared.positions.clone(),
+            cells: CellList::new(&x, lengths, spectral.parameters.real_cutoff),
+            footprints: spectral.footprints(&prepared.cells.positions),
+            pairs: None,
+        };
+        assert_eq!(
+            spectral.real_space(&prepared, &f, &t),
+            spectral.real_space(&unstored, &f, &t)
+        );
+        let mut moved = x.clone();
+        moved[7].x += 0.5;
+        let fresh = SpectralRpy::new(kernel, lengths, 1e-5, x.len()).unwrap();
+        assert_eq!(
+            spectral.product(&moved, &f, &t),
+            fresh.product(&moved, &f, &t)
+        );
     }
 }

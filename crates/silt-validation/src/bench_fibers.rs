@@ -9,6 +9,17 @@
 //!     50 and 200 fibers of 20 beads (a = 0.5, K_b = 2000, dt = the bending time) placed at random in
 //!     simple shear at 5 % volume fraction; the multipliers by conjugate gradients (warm-started, per-fiber
 //!     preconditioner), the iterations reported.
+//! (c) The periodic RPY product (issue 25, `silt_fibers::spectral`), all four blocks with the overlap
+//!     correction, at N = 10³ … 10⁶ beads of radius 1 at 5 % volume fraction in a cube (the positions
+//!     of (a)), at tolerances 1e-4 and 1e-6: the first product at a configuration (cell list,
+//!     Gaussians and real-space kernels prepared) and a repeated one (the multiplier solve's case),
+//!     beside the unbounded O(N²) product on the same positions (up to N = 10⁴) and, at N = 10³ with
+//!     pystokes importable, pystokes' periodic translational product (`benches/peers/
+//!     pystokes_periodic.py`: O(N²) Ewald sum, 5⁵ images and 6³ modes), whose velocities are
+//!     compared with Silt's translational product without the overlap correction.
+//! (d) A constrained step of fibers of 20 beads sedimenting in a periodic box at 5 % volume fraction
+//!     (`hydrodynamics = "periodic-rpy"`, tolerance 1e-4; quiescent: a sheared periodic box needs
+//!     Lees–Edwards images, not yet in Silt).
 
 use crate::bench_dem::{machine, pool};
 use rand::{Rng, SeedableRng};
@@ -17,6 +28,7 @@ use silt_core::Vec3;
 use silt_fibers::dynamics::AdamsBashforth;
 use silt_fibers::mobility::{Hydrodynamics, Mobility};
 use silt_fibers::rpy::RpyKernel;
+use silt_fibers::spectral::{SpectralParameters, SpectralRpy};
 use silt_io::scenes::fibers::FiberScene;
 use silt_io::scenes::SceneKind;
 use std::path::{Path, PathBuf};
@@ -33,6 +45,14 @@ pub struct FiberBenchOptions {
     pub timed_steps: usize,
     /// Run the pystokes peer when it can be imported.
     pub peer: bool,
+    /// Beads of the periodic product benchmark, its tolerances, the largest N the unbounded
+    /// product is timed beside it, and the N at which pystokes' periodic product runs.
+    pub periodic_sizes: Vec<usize>,
+    pub periodic_tolerances: Vec<f64>,
+    pub unbounded_up_to: usize,
+    pub periodic_peer_sizes: Vec<usize>,
+    /// Fibers of 20 beads of the periodic step benchmark.
+    pub periodic_fiber_counts: Vec<usize>,
 }
 
 impl Default for FiberBenchOptions {
@@ -45,6 +65,11 @@ impl Default for FiberBenchOptions {
             warmup_steps: 3,
             timed_steps: 10,
             peer: true,
+            periodic_sizes: vec![1000, 10_000, 100_000, 1_000_000],
+            periodic_tolerances: vec![1e-4, 1e-6],
+            unbounded_up_to: 10_000,
+            periodic_peer_sizes: vec![1000],
+            periodic_fiber_counts: vec![200, 1000],
         }
     }
 }
@@ -59,6 +84,11 @@ impl FiberBenchOptions {
             warmup_steps: 1,
             timed_steps: 2,
             peer: false,
+            periodic_sizes: vec![500],
+            periodic_tolerances: vec![1e-4],
+            unbounded_up_to: 500,
+            periodic_peer_sizes: vec![],
+            periodic_fiber_counts: vec![10],
         }
     }
 }
@@ -85,10 +115,30 @@ pub struct StepRow {
 }
 
 #[derive(Clone, Debug)]
+pub struct PeriodicRow {
+    pub beads: usize,
+    pub tolerance: f64,
+    pub threads: usize,
+    /// The grid and the Gaussians' support the tolerance chose, and the real-space neighbours.
+    pub grid: [usize; 3],
+    pub support: usize,
+    pub neighbours: f64,
+    /// The first product at the configuration (preparation included) and the best repeated one, ms.
+    pub first_ms: f64,
+    pub repeated_ms: f64,
+    /// The unbounded O(N²) product on the same positions, ms.
+    pub unbounded_ms: Option<f64>,
+    /// pystokes' periodic translational product, ms, and its relative difference from Silt's.
+    pub peer: Option<(f64, f64)>,
+}
+
+#[derive(Clone, Debug)]
 pub struct FiberBenchReport {
     pub machine: String,
     pub products: Vec<ProductRow>,
     pub steps: Vec<StepRow>,
+    pub periodic: Vec<PeriodicRow>,
+    pub periodic_steps: Vec<StepRow>,
     /// Why the peer did not run, if it did not.
     pub peer_note: Option<String>,
 }
@@ -127,8 +177,181 @@ impl FiberBenchReport {
                 r.iterations
             ));
         }
+        s.push_str(
+            "\n| periodic RPY product (6N, overlap correction) | tolerance | threads | grid | Gaussian | \
+             neighbours | first ms | repeated ms | unbounded O(N²) ms | unbounded / repeated | \
+             pystokes.periodic TT ms (difference) |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+        );
+        for r in &self.periodic {
+            let (unbounded, ratio) = match r.unbounded_ms {
+                Some(u) => (format!("{u:.1}"), format!("{:.1}", u / r.repeated_ms)),
+                None => ("-".into(), "-".into()),
+            };
+            let peer = r
+                .peer
+                .map_or("-".into(), |(ms, d)| format!("{ms:.0} ({d:.1e})"));
+            s.push_str(&format!(
+                "| N = {} at 5 % | {:e} | {} | {}x{}x{} | {}³ | {:.0} | {:.1} | {:.1} | {unbounded} | \
+                 {ratio} | {peer} |\n",
+                r.beads,
+                r.tolerance,
+                r.threads,
+                r.grid[0],
+                r.grid[1],
+                r.grid[2],
+                r.support,
+                r.neighbours,
+                r.first_ms,
+                r.repeated_ms
+            ));
+        }
+        s.push_str(
+            "\n| constrained step (periodic box, sedimenting, periodic RPY 1e-4, gears, CG) | threads | \
+             ms / step | CG iterations |\n|---|--:|--:|--:|\n",
+        );
+        for r in &self.periodic_steps {
+            s.push_str(&format!(
+                "| {} fibers x {} beads | {} | {:.1} | {:.1} |\n",
+                r.fibers,
+                r.beads / r.fibers,
+                r.threads,
+                r.step_ms,
+                r.iterations
+            ));
+        }
         s
     }
+}
+
+/// The side of the cube holding `n` beads of radius 1 at 5 % volume fraction.
+fn cube_side(n: usize) -> f64 {
+    (n as f64 * 4.0 / 3.0 * std::f64::consts::PI / 0.05).cbrt()
+}
+
+/// Random loads (seed 2), the same for every product timed.
+fn loads(n: usize) -> (Vec<Vec3>, Vec<Vec3>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    let mut random = || Vec3::new(rng.gen(), rng.gen(), rng.gen()) - 0.5;
+    let forces = (0..n).map(|_| random()).collect();
+    let torques = (0..n).map(|_| random()).collect();
+    (forces, torques)
+}
+
+/// The periodic product at `positions` to `tolerance`: the first product (preparation included)
+/// and the best of the repeated ones, in ms, with the parameters it chose.
+fn time_periodic(
+    positions: &[Vec3],
+    tolerance: f64,
+) -> Result<(f64, f64, SpectralParameters), String> {
+    let n = positions.len();
+    let (forces, torques) = loads(n);
+    let kernel = RpyKernel::new(1.0, 1.0)?;
+    let spectral = SpectralRpy::new(kernel, Vec3::splat(cube_side(n)), tolerance, n)?;
+    let clock = Instant::now();
+    spectral.product(positions, &forces, &torques);
+    let first = clock.elapsed().as_secs_f64();
+    let repeats = (20_000_000 / n).clamp(2, 20);
+    let mut best = f64::INFINITY;
+    for _ in 0..repeats {
+        let clock = Instant::now();
+        spectral.product(positions, &forces, &torques);
+        best = best.min(clock.elapsed().as_secs_f64());
+    }
+    Ok((first * 1e3, best * 1e3, spectral.parameters()))
+}
+
+/// pystokes' periodic translational product on `positions` with `threads` OpenMP threads: its time
+/// in ms and the relative difference of its velocities from Silt's (translation only, no overlap
+/// correction, tolerance 1e-7).
+fn time_periodic_peer(
+    positions: &[Vec3],
+    threads: usize,
+    dir: &Path,
+) -> Result<(f64, f64), String> {
+    let n = positions.len();
+    let side = cube_side(n);
+    let csv = dir.join(format!("periodic_{n}.csv"));
+    let mut text = String::from("x,y,z\n");
+    for p in positions {
+        text.push_str(&format!("{:e},{:e},{:e}\n", p.x, p.y, p.z));
+    }
+    std::fs::write(&csv, text).map_err(|e| format!("{}: {e}", csv.display()))?;
+    let velocities = dir.join(format!("periodic_{n}_v.csv"));
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches/peers/pystokes_periodic.py");
+    let output = std::process::Command::new("python3")
+        .arg(script)
+        .arg(&csv)
+        .arg(format!("{side:e}"))
+        .arg("--velocities")
+        .arg(&velocities)
+        .env("OMP_NUM_THREADS", threads.to_string())
+        .output()
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "the periodic peer script failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let ms = stdout
+        .split("\"best_ms\":")
+        .nth(1)
+        .and_then(|rest| rest.split([',', '}']).next())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .ok_or_else(|| format!("no best_ms from the periodic peer: {stdout}"))?;
+    let table = std::fs::read_to_string(&velocities)
+        .map_err(|e| format!("{}: {e}", velocities.display()))?;
+    let rows: Vec<Vec<f64>> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').filter_map(|v| v.trim().parse().ok()).collect())
+        .collect();
+    if rows.len() != n || rows.iter().any(|r| r.len() != 6) {
+        return Err(format!(
+            "{}: expected {n} rows of 6 numbers",
+            velocities.display()
+        ));
+    }
+    let forces: Vec<Vec3> = rows.iter().map(|r| Vec3::new(r[0], r[1], r[2])).collect();
+    let theirs: Vec<Vec3> = rows.iter().map(|r| Vec3::new(r[3], r[4], r[5])).collect();
+    let kernel = RpyKernel::new(1.0, 1.0)?.without_overlap_correction();
+    let spectral = SpectralRpy::new(kernel, Vec3::splat(side), 1e-7, n)?;
+    let (ours, _) = spectral.product(positions, &forces, &vec![Vec3::ZERO; n]);
+    let difference: f64 = ours
+        .iter()
+        .zip(&theirs)
+        .map(|(a, b)| (*a - *b).length_squared())
+        .sum();
+    let size: f64 = ours.iter().map(|a| a.length_squared()).sum();
+    Ok((ms, (difference / size).sqrt()))
+}
+
+/// The scene of the periodic step benchmark: `fibers` fibers of `beads` beads (a = 0.5) at 5 %
+/// volume fraction sedimenting in a periodic cube.
+pub fn periodic_step_scene(fibers: usize, beads: usize) -> String {
+    let a: f64 = 0.5;
+    let volume = (fibers * beads) as f64 * 4.0 / 3.0 * std::f64::consts::PI * a.powi(3) / 0.05;
+    let side = volume.cbrt();
+    format!(
+        r#"[fibers]
+bead_radius = 0.5
+viscosity = 1.0
+bending_rigidity = 2000.0
+hydrodynamics = "periodic-rpy"
+periodic_box = [{side}, {side}, {side}]
+bead_force = [0.0, -1.0, 0.0]
+end_time = 1.0
+time_step = 5e-4
+
+[[fibers.fiber]]
+beads = {beads}
+count = {fibers}
+region = {{ min = [0.0, 0.0, 0.0], max = [{side}, {side}, {side}] }}
+seed = 1
+"#
+    )
 }
 
 /// Beads of radius 1 uniform at random in a cube at 5 % volume fraction (the positions both codes use).
@@ -327,10 +550,102 @@ pub fn run(
             });
         }
     }
+    let scratch = std::env::temp_dir().join(format!("silt-bench-periodic-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let mut periodic = Vec::new();
+    for &n in &options.periodic_sizes {
+        let positions = product_positions(n);
+        for &tolerance in &options.periodic_tolerances {
+            for &threads in &options.threads {
+                let (first_ms, repeated_ms, p) =
+                    pool(threads).install(|| time_periodic(&positions, tolerance))?;
+                let unbounded_ms = if n <= options.unbounded_up_to
+                    && tolerance == options.periodic_tolerances[0]
+                {
+                    Some(pool(threads).install(|| time_product(&positions))?)
+                } else {
+                    None
+                };
+                let peer_run = peer.is_ok()
+                    && options.periodic_peer_sizes.contains(&n)
+                    && tolerance == options.periodic_tolerances[0];
+                let peer_result = if peer_run {
+                    match time_periodic_peer(&positions, threads, &scratch) {
+                        Ok(result) => Some(result),
+                        Err(e) => {
+                            peer_note = Some(e);
+                            None
+                        }
+                    }
+                } else {
+                    None
+                };
+                let density = n as f64 / cube_side(n).powi(3);
+                let neighbours = density * 4.0 / 3.0 * std::f64::consts::PI * p.real_cutoff.powi(3);
+                log(&format!(
+                    "periodic product N = {n}, tolerance {tolerance:e}, {threads} threads: first \
+                     {first_ms:.1} ms, repeated {repeated_ms:.1} ms, grid {:?}, unbounded \
+                     {unbounded_ms:?} ms, pystokes {peer_result:?}",
+                    p.grid
+                ));
+                periodic.push(PeriodicRow {
+                    beads: n,
+                    tolerance,
+                    threads,
+                    grid: p.grid,
+                    support: p.support[0],
+                    neighbours,
+                    first_ms,
+                    repeated_ms,
+                    unbounded_ms,
+                    peer: peer_result,
+                });
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut periodic_steps = Vec::new();
+    for &fibers in &options.periodic_fiber_counts {
+        let text = periodic_step_scene(fibers, 20);
+        let scene = FiberScene::parse(&text, Path::new("<bench>")).map_err(|e| e.to_string())?;
+        for &threads in &options.threads {
+            let (step_ms, iterations) =
+                pool(threads).install(|| -> Result<(f64, f64), String> {
+                    let mut system = scene.build().map_err(|e| e.to_string())?.system;
+                    let mut integrator = AdamsBashforth::default();
+                    for _ in 0..options.warmup_steps.min(2) {
+                        system.step(scene.dt, &mut integrator)?;
+                    }
+                    let timed = options.timed_steps.min(5);
+                    let clock = Instant::now();
+                    let mut iterations = 0;
+                    for _ in 0..timed {
+                        iterations += system.step(scene.dt, &mut integrator)?.0.iterations;
+                    }
+                    Ok((
+                        clock.elapsed().as_secs_f64() * 1e3 / timed as f64,
+                        iterations as f64 / timed as f64,
+                    ))
+                })?;
+            log(&format!(
+                "periodic: {fibers} fibers, {threads} threads, {step_ms:.1} ms per step, \
+                 {iterations:.1} CG iterations"
+            ));
+            periodic_steps.push(StepRow {
+                fibers,
+                beads: fibers * 20,
+                threads,
+                step_ms,
+                iterations,
+            });
+        }
+    }
     Ok(FiberBenchReport {
         machine: machine(),
         products,
         steps,
+        periodic,
+        periodic_steps,
         peer_note,
     })
 }
