@@ -67,6 +67,8 @@ struct Wave {
 pub struct EwaldRpy {
     kernel: RpyKernel,
     lengths: Vec3,
+    /// The Lees–Edwards shift along x of the images across y.
+    tilt: f64,
     xi: f64,
     /// Real-space cutoff `r_c = CUT / ξ`.
     real_cutoff: f64,
@@ -74,6 +76,18 @@ pub struct EwaldRpy {
     images: Vec<Vec3>,
     /// Wave vectors `0 < |k| ≤ 2ξ CUT`.
     waves: Vec<Wave>,
+}
+
+/// `separation` reduced by the lattice `(L_x, 0, 0)`, `(tilt, L_y, 0)`, `(0, 0, L_z)`: y within half a
+/// side first (moving x by the tilt), then x and z.
+pub(crate) fn minimum_image(separation: Vec3, lengths: Vec3, tilt: f64) -> Vec3 {
+    let mut r = separation;
+    let ny = (r.y / lengths.y).round();
+    r.y -= ny * lengths.y;
+    r.x -= ny * tilt;
+    r.x -= (r.x / lengths.x).round() * lengths.x;
+    r.z -= (r.z / lengths.z).round() * lengths.z;
+    r
 }
 
 /// `[v]×`, the matrix of `w ↦ v × w`.
@@ -99,8 +113,25 @@ impl EwaldRpy {
     /// Beads of `kernel`'s radius and viscosity (its overlap correction on or off) in a periodic box
     /// of `lengths`, with the splitting parameter `xi` (`None`: `√π / V^{1/3}`, balancing the two sums).
     pub fn new(kernel: RpyKernel, lengths: Vec3, xi: Option<f64>) -> Result<Self, String> {
+        Self::sheared(kernel, lengths, 0.0, xi)
+    }
+
+    /// As [`EwaldRpy::new`] in a sheared (Lees–Edwards) box: the images across y shifted along x by
+    /// `tilt` (the lattice `(L_x, 0, 0)`, `(tilt, L_y, 0)`, `(0, 0, L_z)`; the wave vectors
+    /// `2π (m₁/L_x, m₂/L_y − m₁ tilt/(L_x L_y), m₃/L_z)`), `|tilt| ≤ L_x / 2`.
+    pub fn sheared(
+        kernel: RpyKernel,
+        lengths: Vec3,
+        tilt: f64,
+        xi: Option<f64>,
+    ) -> Result<Self, String> {
         if !(lengths.is_finite() && lengths.min_element() > 0.0) {
             return Err(format!("box lengths must be positive, got {lengths}"));
+        }
+        if !(tilt.is_finite() && tilt.abs() <= 0.5 * lengths.x) {
+            return Err(format!(
+                "the Lees–Edwards tilt must be within half the box's x side, got {tilt}"
+            ));
         }
         let volume = lengths.x * lengths.y * lengths.z;
         let xi = xi.unwrap_or(PI.sqrt() / volume.cbrt());
@@ -111,13 +142,18 @@ impl EwaldRpy {
         }
         let real_cutoff = CUT / xi;
         // A minimum-image separation lies within half a box of the origin along each axis.
+        // (one more along x for the tilt).
         let reach =
             |axis: usize| ((real_cutoff + 0.5 * lengths[axis]) / lengths[axis]).ceil() as i64;
         let mut images = Vec::new();
-        for i in -reach(0)..=reach(0) {
+        for i in -reach(0) - 1..=reach(0) + 1 {
             for j in -reach(1)..=reach(1) {
                 for k in -reach(2)..=reach(2) {
-                    images.push(lengths * Vec3::new(i as f64, j as f64, k as f64));
+                    images.push(Vec3::new(
+                        i as f64 * lengths.x + j as f64 * tilt,
+                        j as f64 * lengths.y,
+                        k as f64 * lengths.z,
+                    ));
                 }
             }
         }
@@ -125,11 +161,17 @@ impl EwaldRpy {
         let wave_cutoff = 2.0 * xi * CUT;
         let reciprocal = 2.0 * PI / lengths;
         let modes = |axis: usize| (wave_cutoff / reciprocal[axis]).floor() as i64;
+        // m₂ reaches further by the tilt's share of k_x.
+        let modes_y = ((wave_cutoff * (1.0 + tilt.abs() / lengths.y)) / reciprocal.y).ceil() as i64;
         let mut waves = Vec::new();
         for i in -modes(0)..=modes(0) {
-            for j in -modes(1)..=modes(1) {
+            for j in -modes_y..=modes_y {
                 for l in -modes(2)..=modes(2) {
-                    let k = reciprocal * Vec3::new(i as f64, j as f64, l as f64);
+                    let k = Vec3::new(
+                        reciprocal.x * i as f64,
+                        reciprocal.y * j as f64 - reciprocal.x * i as f64 * tilt / lengths.y,
+                        reciprocal.z * l as f64,
+                    );
                     let k2 = k.length_squared();
                     if k2 == 0.0 || k2 > wave_cutoff * wave_cutoff {
                         continue;
@@ -150,11 +192,18 @@ impl EwaldRpy {
         Ok(EwaldRpy {
             kernel,
             lengths,
+            tilt,
             xi,
             real_cutoff,
             images,
             waves,
         })
+    }
+
+    /// The image of `separation` nearest the origin in the reduced sense: y, then x (with the tilt)
+    /// and z each within half a side.
+    pub fn minimum_image(&self, separation: Vec3) -> Vec3 {
+        minimum_image(separation, self.lengths, self.tilt)
     }
 
     /// The splitting parameter `ξ`.
@@ -167,7 +216,7 @@ impl EwaldRpy {
     pub fn blocks(&self, separation: Vec3, same: bool) -> Blocks {
         let mut total = Blocks::ZERO;
         // Real space: the images within the cutoff of the minimum-image separation.
-        let r = separation - self.lengths * (separation / self.lengths).round();
+        let r = self.minimum_image(separation);
         for &n in &self.images {
             let rho = r + n;
             let length = rho.length();
@@ -346,6 +395,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The sheared (Lees–Edwards) lattice: the sum independent of ξ (a wrong reciprocal lattice
+    /// would not be), the tilts ±L_x/2 (the same lattice) equal, and a small tilt a small change.
+    #[test]
+    fn the_sheared_sum_does_not_depend_on_the_splitting() {
+        let (mu0, mur) = (1.0 / (6.0 * PI), 1.0 / (8.0 * PI));
+        let lengths = Vec3::new(10.0, 12.0, 9.0);
+        for tilt in [3.7, -5.0] {
+            let reference = EwaldRpy::sheared(unit_kernel(), lengths, tilt, Some(0.5)).unwrap();
+            for xi in [None, Some(0.25), Some(0.8)] {
+                let other = EwaldRpy::sheared(unit_kernel(), lengths, tilt, xi).unwrap();
+                for (r, same) in [
+                    (Vec3::ZERO, true),
+                    (Vec3::new(3.0, 0.0, 0.0), false),
+                    (Vec3::new(1.5, 0.3, -0.2), false),
+                    (Vec3::new(4.1, -5.7, 3.9), false),
+                ] {
+                    let (p, q) = (reference.blocks(r, same), other.blocks(r, same));
+                    let what = format!("tilt {tilt} {xi:?} {r}: {p:?} {q:?}");
+                    assert!(close(p.tt, q.tt, 1e-13 * mu0), "{what}");
+                    assert!(close(p.tr, q.tr, 1e-13 * mur), "{what}");
+                    assert!(close(p.rr, q.rr, 1e-13 * mur), "{what}");
+                }
+            }
+        }
+        let r = Vec3::new(2.0, 4.5, -1.0);
+        let plus = EwaldRpy::sheared(unit_kernel(), lengths, 5.0, None).unwrap();
+        let minus = EwaldRpy::sheared(unit_kernel(), lengths, -5.0, None).unwrap();
+        assert!(close(
+            plus.blocks(r, false).tt,
+            minus.blocks(r, false).tt,
+            1e-13 * mu0
+        ));
+        let plain = EwaldRpy::new(unit_kernel(), lengths, None).unwrap();
+        let slight = EwaldRpy::sheared(unit_kernel(), lengths, 1e-4, None).unwrap();
+        let change = (plain.blocks(r, false).tt - slight.blocks(r, false).tt)
+            .to_cols_array()
+            .iter()
+            .fold(0.0f64, |m, d| m.max(d.abs()));
+        assert!(change > 0.0 && change < 1e-5 * mu0, "{change}");
+        assert!(EwaldRpy::sheared(unit_kernel(), lengths, 5.1, None).is_err());
     }
 
     /// Values of an independent evaluation (a Python Ewald sum checked against a sinc² Fourier sum
