@@ -300,9 +300,11 @@ impl FiberSystem {
             angular_velocities: &flow_w,
         });
         let system = self.constraint_system();
+        // A sheared periodic box: the images' Lees–Edwards tilt at this time.
+        let mobility = self.mobility.in_flow(&self.flow, self.time);
         solve_constrained(
             &*self.comm,
-            &self.mobility,
+            &mobility,
             &self.fibers.positions,
             &system,
             Loads {

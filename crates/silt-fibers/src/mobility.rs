@@ -26,8 +26,27 @@ pub enum Hydrodynamics {
     /// Rotne–Prager–Yamakawa with the overlap correction, all pairs ([`crate::rpy`]).
     Rpy,
     /// The periodic RPY mobility of a box (Beenakker's Ewald sum, zero mean velocity), to a
-    /// tolerance, by the O(N log N) spectral product ([`crate::spectral`]).
-    PeriodicRpy(Arc<SpectralRpy>),
+    /// tolerance, by the O(N log N) spectral product ([`crate::spectral`]), in a box sheared by the
+    /// Lees–Edwards tilt.
+    PeriodicRpy(Periodic),
+}
+
+/// The periodic mobility's product and the box's current Lees–Edwards tilt (the x shift of the
+/// images across y; 0 in a box not sheared).
+#[derive(Clone)]
+pub struct Periodic {
+    pub product: Arc<SpectralRpy>,
+    pub tilt: f64,
+}
+
+impl Periodic {
+    /// A box not sheared.
+    pub fn new(product: SpectralRpy) -> Self {
+        Periodic {
+            product: Arc::new(product),
+            tilt: 0.0,
+        }
+    }
 }
 
 impl PartialEq for Hydrodynamics {
@@ -36,7 +55,9 @@ impl PartialEq for Hydrodynamics {
             (Hydrodynamics::FreeDrain, Hydrodynamics::FreeDrain)
             | (Hydrodynamics::Rpy, Hydrodynamics::Rpy) => true,
             (Hydrodynamics::PeriodicRpy(a), Hydrodynamics::PeriodicRpy(b)) => {
-                a.lengths() == b.lengths() && a.parameters() == b.parameters()
+                a.product.lengths() == b.product.lengths()
+                    && a.product.parameters() == b.product.parameters()
+                    && a.tilt == b.tilt
             }
             _ => false,
         }
@@ -50,9 +71,10 @@ impl std::fmt::Debug for Hydrodynamics {
             Hydrodynamics::Rpy => write!(f, "Rpy"),
             Hydrodynamics::PeriodicRpy(p) => write!(
                 f,
-                "PeriodicRpy {{ box: {}, {:?} }}",
-                p.lengths(),
-                p.parameters()
+                "PeriodicRpy {{ box: {}, tilt: {}, {:?} }}",
+                p.product.lengths(),
+                p.tilt,
+                p.product.parameters()
             ),
         }
     }
@@ -81,6 +103,30 @@ pub struct Mobility {
 }
 
 impl Mobility {
+    /// This mobility at `time` in `flow`: a periodic box in simple shear takes the Lees–Edwards
+    /// tilt `γ̇ t L_y`, brought within half the box's x side (the lattice is the same); any other
+    /// mobility is itself.
+    ///
+    /// # Panics
+    /// If a sheared periodic box's product was not built for shear ([`SpectralRpy::new_sheared`]).
+    pub fn in_flow(&self, flow: &crate::flows::AmbientFlow, time: f64) -> Mobility {
+        let mut mobility = self.clone();
+        if let (
+            Hydrodynamics::PeriodicRpy(periodic),
+            crate::flows::AmbientFlow::SimpleShear { shear_rate },
+        ) = (&mut mobility.hydrodynamics, flow)
+        {
+            let lengths = periodic.product.lengths();
+            let shift = shear_rate * time * lengths.y;
+            periodic.tilt = shift - lengths.x * (shift / lengths.x).round();
+            assert!(
+                periodic.product.max_shear() > 0.0,
+                "a sheared periodic box needs SpectralRpy::new_sheared"
+            );
+        }
+        mobility
+    }
+
     /// Velocities `V_i` and angular velocities `W_i` of beads at `positions` under `forces` and
     /// `torques` (seed eq. 2.4, `Q' = M* F`), without forming the matrix. Bead `i` takes the beads `j`
     /// four at a time (one per vector lane, [`RpyRows`]), each lane summing its beads in order and the
@@ -127,7 +173,10 @@ impl Mobility {
                 angular_velocities,
             ),
             Hydrodynamics::PeriodicRpy(ref periodic) => {
-                let (v, w) = periodic.product(positions, forces, torques);
+                let (v, w) =
+                    periodic
+                        .product
+                        .sheared_product(positions, forces, torques, periodic.tilt);
                 velocities.copy_from_slice(&v);
                 angular_velocities.copy_from_slice(&w);
             }
@@ -215,9 +264,10 @@ impl Mobility {
         let (translation, rotation) = (self.kernel.self_translation(), self.kernel.self_rotation());
         // The periodic mobility's blocks by the direct Ewald sum (exact; small systems only).
         let ewald = match &self.hydrodynamics {
-            Hydrodynamics::PeriodicRpy(p) => {
-                Some(EwaldRpy::new(self.kernel, p.lengths(), None).expect("a checked box"))
-            }
+            Hydrodynamics::PeriodicRpy(p) => Some(
+                EwaldRpy::sheared(self.kernel, p.product.lengths(), p.tilt, None)
+                    .expect("a checked box"),
+            ),
             _ => None,
         };
         for i in 0..n {
@@ -787,7 +837,7 @@ mod tests {
         let kernel = RpyKernel::new(0.5, 1.0).unwrap();
         let mobility = Mobility {
             kernel,
-            hydrodynamics: Hydrodynamics::PeriodicRpy(Arc::new(
+            hydrodynamics: Hydrodynamics::PeriodicRpy(Periodic::new(
                 SpectralRpy::new(kernel, lengths, 1e-6, positions.len()).unwrap(),
             )),
         };

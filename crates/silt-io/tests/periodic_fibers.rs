@@ -82,8 +82,8 @@ fn each_mistake_in_the_periodic_keys_names_the_key() {
             &["fibers.solver", "conjugate-gradient"],
         ),
         (
-            format!("{valid}\n[fibers.flow]\ntype = \"simple-shear\"\nshear_rate = 1.0\n"),
-            &["fibers.flow.type", "not periodic", "quiescent"],
+            format!("{valid}\n[fibers.flow]\ntype = \"planar-extension\"\nstrain_rate = 1.0\n"),
+            &["fibers.flow.type", "not periodic", "simple-shear"],
         ),
     ];
     for (text, expected) in cases {
@@ -138,4 +138,78 @@ fn a_fiber_in_a_large_box_settles_as_in_an_unbounded_fluid_less_the_backflow() {
     }
     assert!(misses[0] < 3e-4, "{misses:?}");
     assert!(misses[1] > misses[0], "{misses:?}");
+}
+
+/// A rigid fiber at 30° in simple shear at strain 0.37 (the images across y shifted by 0.37 L):
+/// in a box of 10 fiber lengths its beads move as in an unbounded fluid to the images' stresslet
+/// field, S ℓ / (8πη L³) with S ≈ πηγ̇ℓ³ / (6 ln(ℓ/a)) (Batchelor): ~6e-6 of the velocity scale γ̇ℓ,
+/// allowed 2e-5. The tilt's effect grows as (ℓ/L)³: 64 times more in a box of 2.5 lengths than in
+/// one of 10 (at least 20 asked).
+#[test]
+fn a_rigid_fiber_in_a_sheared_periodic_box_turns_as_in_an_unbounded_fluid() {
+    let scene = |hydrodynamics: &str, side: f64| {
+        let periodic = if hydrodynamics == "periodic-rpy" {
+            format!("periodic_box = [{side}, {side}, {side}]\nhydrodynamics_tolerance = 1e-6")
+        } else {
+            String::new()
+        };
+        format!(
+            r#"
+[fibers]
+bead_radius = 0.5
+viscosity = 1.0
+bending_rigidity = 0.0
+rigid = true
+hydrodynamics = "{hydrodynamics}"
+{periodic}
+end_time = 1.0
+time_step = 0.01
+
+[fibers.flow]
+type = "simple-shear"
+shear_rate = 1.0
+
+[[fibers.fiber]]
+beads = 20
+start = [-8.2272, -4.75, 0.3]
+direction = [0.8660254037844387, 0.5, 0.0]
+"#
+        )
+    };
+    // The bead velocities less the ambient flow at `time` (the strain γ̇ t).
+    let motion = |text: &str, time: f64| -> Vec<Vec3> {
+        let built = FiberScene::parse(text, Path::new("shear.toml")).unwrap();
+        let mut system = built.system().unwrap();
+        system.time = time;
+        let m = system.motion().unwrap();
+        m.velocities
+            .iter()
+            .zip(&system.fibers.positions)
+            .map(|(v, x)| *v - Vec3::new(x.y, 0.0, 0.0))
+            .collect()
+    };
+    let difference = |a: &[Vec3], b: &[Vec3]| {
+        a.iter()
+            .zip(b)
+            .map(|(p, q)| (*p - *q).length())
+            .fold(0.0, f64::max)
+    };
+    let length = 20.0;
+    let free = motion(&scene("rpy", 0.0), 0.37);
+    let scale = length * 1.0;
+    let large = motion(&scene("periodic-rpy", 10.0 * length), 0.37);
+    let large_miss = difference(&large, &free) / scale;
+    let small = scene("periodic-rpy", 2.5 * length);
+    let tilt_effect = difference(&motion(&small, 0.37), &motion(&small, 0.0)) / scale;
+    let large_tilt_effect =
+        difference(&large, &motion(&scene("periodic-rpy", 10.0 * length), 0.0)) / scale;
+    println!(
+        "large box: {large_miss:e} of γ̇ℓ from unbounded; tilt 0.37 vs 0: small box {tilt_effect:e}, large \
+         box {large_tilt_effect:e}"
+    );
+    assert!(large_miss < 2e-5, "{large_miss:e}");
+    assert!(
+        tilt_effect > 20.0 * large_tilt_effect,
+        "{tilt_effect:e} {large_tilt_effect:e}"
+    );
 }

@@ -20,7 +20,7 @@ use silt_fibers::dynamics::{
 };
 use silt_fibers::elasticity::{Bending, RestCurvature, Twist};
 use silt_fibers::flows::AmbientFlow;
-use silt_fibers::mobility::{Hydrodynamics, Mobility};
+use silt_fibers::mobility::{Hydrodynamics, Mobility, Periodic};
 use silt_fibers::model::FiberModel;
 use silt_fibers::multipliers::{solve_cost, MultiplierSolver, AUTO_DIRECT_ROWS};
 use silt_fibers::rpy::RpyKernel;
@@ -320,11 +320,18 @@ impl FiberScene {
         keys.vector("fibers.bead_force", s.bead_force)?;
         let flow = check_flow(&keys, &s.flow)?;
         keys.forbid(
-            periodic && !matches!(flow, AmbientFlow::Quiescent | AmbientFlow::Uniform { .. }),
+            periodic
+                && !matches!(
+                    flow,
+                    AmbientFlow::Quiescent
+                        | AmbientFlow::Uniform { .. }
+                        | AmbientFlow::SimpleShear { .. }
+                ),
             "fibers.flow.type",
             &format!(
                 "a \"{}\" flow is not periodic; in a periodic box (hydrodynamics = \
-                 \"periodic-rpy\") use \"quiescent\" or \"uniform\"",
+                 \"periodic-rpy\") use \"quiescent\", \"uniform\" or \"simple-shear\" (with \
+                 Lees–Edwards images)",
                 s.flow.kind
             ),
         )?;
@@ -534,7 +541,7 @@ impl FiberScene {
             kernel,
             hydrodynamics: match s.hydrodynamics.as_str() {
                 "free-drain" => Hydrodynamics::FreeDrain,
-                "periodic-rpy" => Hydrodynamics::PeriodicRpy(Arc::new(
+                "periodic-rpy" => Hydrodynamics::PeriodicRpy(Periodic::new(
                     self.periodic_product(kernel, fibers.bead_count())?,
                 )),
                 _ => Hydrodynamics::Rpy,
@@ -577,8 +584,12 @@ impl FiberScene {
         let tolerance = s
             .hydrodynamics_tolerance
             .unwrap_or(DEFAULT_HYDRODYNAMICS_TOLERANCE);
-        let product = SpectralRpy::new(kernel, lengths, tolerance, beads)
-            .map_err(|m| keys.error("fibers.periodic_box", m))?;
+        let product = if matches!(self.flow, AmbientFlow::SimpleShear { .. }) {
+            SpectralRpy::new_sheared(kernel, lengths, tolerance, beads)
+        } else {
+            SpectralRpy::new(kernel, lengths, tolerance, beads)
+        }
+        .map_err(|m| keys.error("fibers.periodic_box", m))?;
         fits_in_memory(
             &keys,
             "fibers.periodic_box",
@@ -1008,8 +1019,8 @@ fn report(
         }
     );
     if let Hydrodynamics::PeriodicRpy(periodic) = &system.mobility.hydrodynamics {
-        let p = periodic.parameters();
-        let lengths = periodic.lengths();
+        let p = periodic.product.parameters();
+        let lengths = periodic.product.lengths();
         let density = beads as f64 / (lengths.x * lengths.y * lengths.z);
         let neighbours = density * 4.0 / 3.0 * PI * p.real_cutoff.powi(3);
         let _ = writeln!(
