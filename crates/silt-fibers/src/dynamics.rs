@@ -8,7 +8,7 @@
 //! 5. positions (and bead orientations) by third-order Adams–Bashforth (eq. 2.36), started by one
 //!    Euler and one second-order step.
 
-use glam::DQuat;
+use glam::{DMat3, DQuat};
 use silt_core::Vec3;
 
 use crate::chain::Fibers;
@@ -146,6 +146,9 @@ pub struct Diagnostics {
     pub twist_energy: f64,
     /// Conjugate-gradient iterations of the multiplier solve (0: direct).
     pub solver_iterations: usize,
+    /// The fibers' stresslets summed, [`FiberSystem::stresslets`] (divided by the box's volume: the
+    /// particle stress of a periodic suspension).
+    pub stresslet: DMat3,
 }
 
 impl FiberSystem {
@@ -444,7 +447,34 @@ impl FiberSystem {
             bending_energy: self.bending_energy(),
             twist_energy: self.twist.energy(&self.fibers, &self.spins),
             solver_iterations: motion.iterations,
+            stresslet: self.stresslets(motion).iter().sum(),
         }
+    }
+
+    /// Each fiber's stresslet, the symmetric part of `S = −Σ_i (Y_i − Y_c) ⊗ F_i` over its beads with
+    /// `F_i` the constraint forces `Jᵀλ` (the forces one bead passes to the next: the gears links
+    /// carry the elastic loads too; external forces left out) and `Y_c` the fiber's centroid: the
+    /// Kramers–Kirkwood particle stress of the bead model, `σ_p = Σ S / V` in a periodic box of
+    /// volume V (the beads' own stresslets, absent from the RPY model, left out; Batchelor 1970).
+    pub fn stresslets(&self, motion: &ConstrainedMotion) -> Vec<DMat3> {
+        let y = &self.fibers.positions;
+        self.fibers
+            .fibers()
+            .iter()
+            .map(|f| {
+                let centroid = y[f.clone()].iter().sum::<Vec3>() / f.len() as f64;
+                let moment: DMat3 = f
+                    .clone()
+                    .map(|i| {
+                        let r = y[i] - centroid;
+                        let force = motion.constraint_forces[i];
+                        // −r ⊗ F (column j holds r F_j).
+                        -DMat3::from_cols(r * force.x, r * force.y, r * force.z)
+                    })
+                    .sum();
+                (moment + moment.transpose()) * 0.5
+            })
+            .collect()
     }
 }
 

@@ -16,7 +16,7 @@ use silt_core::model::{
 use silt_core::Vec3;
 
 /// Columns of the diagnostics table.
-pub const DIAGNOSTIC_COLUMNS: [&str; 13] = [
+pub const DIAGNOSTIC_COLUMNS: [&str; 19] = [
     "time",
     "step",
     "end_to_end",
@@ -30,6 +30,12 @@ pub const DIAGNOSTIC_COLUMNS: [&str; 13] = [
     "twist_energy",
     "beads",
     "solver_iterations",
+    "stresslet_xx",
+    "stresslet_xy",
+    "stresslet_xz",
+    "stresslet_yy",
+    "stresslet_yz",
+    "stresslet_zz",
 ];
 
 /// Columns of `fibers.csv`: a row per fiber and frame, its centre (mean of the bead centres) and the
@@ -217,6 +223,12 @@ impl Model for FiberModel {
             d.twist_energy,
             self.system.fibers.bead_count() as f64,
             d.solver_iterations as f64,
+            d.stresslet.x_axis.x,
+            d.stresslet.y_axis.x,
+            d.stresslet.z_axis.x,
+            d.stresslet.y_axis.y,
+            d.stresslet.z_axis.y,
+            d.stresslet.z_axis.z,
         ]])
     }
 

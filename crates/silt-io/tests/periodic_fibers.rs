@@ -213,3 +213,183 @@ direction = [0.8660254037844387, 0.5, 0.0]
         "{tilt_effect:e} {large_tilt_effect:e}"
     );
 }
+
+/// The stresslet of a rigid two-bead fiber along x in planar extension `u = ε̇ (x, −y, 0)`, exactly:
+/// the link holds the beads against the flow with `F·x̂ = ∓ε̇ a / (μ0 − M∥(2a))`, `μ0 − M∥(2a) = 1 /
+/// (16πηa)` for RPY, so `S = −Σ r F = 32πηa³ ε̇ x̂x̂`; the same in a large sheared periodic box at
+/// 45° (`S_xy = 8πηa³ γ̇`, to the images' (a/L)³).
+#[test]
+fn a_rigid_dumbbell_has_the_exact_stresslet() {
+    let scene = |hydrodynamics: &str, flow: &str, direction: &str| {
+        let periodic = if hydrodynamics == "periodic-rpy" {
+            "periodic_box = [40.0, 40.0, 40.0]\nhydrodynamics_tolerance = 1e-8"
+        } else {
+            ""
+        };
+        format!(
+            r#"
+[fibers]
+bead_radius = 0.5
+viscosity = 1.3
+bending_rigidity = 0.0
+rigid = true
+hydrodynamics = "{hydrodynamics}"
+{periodic}
+end_time = 1.0
+time_step = 0.01
+
+[fibers.flow]
+{flow}
+
+[[fibers.fiber]]
+beads = 2
+start = [3.0, 2.0, 1.0]
+direction = {direction}
+"#
+        )
+    };
+    let stresslet = |text: &str| {
+        let built = FiberScene::parse(text, Path::new("dumbbell.toml")).unwrap();
+        let system = built.system().unwrap();
+        let motion = system.motion().unwrap();
+        system.stresslets(&motion)[0]
+    };
+    let (a, eta): (f64, f64) = (0.5, 1.3);
+    let extension = stresslet(&scene(
+        "rpy",
+        "type = \"planar-extension\"\nstrain_rate = 0.7",
+        "[1.0, 0.0, 0.0]",
+    ));
+    let expected = 32.0 * std::f64::consts::PI * eta * a.powi(3) * 0.7;
+    println!("{extension:?} against {expected}");
+    assert!((extension.x_axis.x - expected).abs() < 1e-12 * expected);
+    for value in [
+        extension.y_axis.y,
+        extension.z_axis.z,
+        extension.y_axis.x,
+        extension.z_axis.x,
+    ] {
+        assert!(value.abs() < 1e-12 * expected, "{extension:?}");
+    }
+    let shear = "type = \"simple-shear\"\nshear_rate = 0.7";
+    let diagonal = "[0.7071067811865476, 0.7071067811865476, 0.0]";
+    let free = stresslet(&scene("rpy", shear, diagonal));
+    let periodic = stresslet(&scene("periodic-rpy", shear, diagonal));
+    let expected = 8.0 * std::f64::consts::PI * eta * a.powi(3) * 0.7;
+    println!(
+        "shear: free {} periodic {} against {expected}",
+        free.y_axis.x, periodic.y_axis.x
+    );
+    assert!((free.y_axis.x - expected).abs() < 1e-12 * expected);
+    assert!((periodic.y_axis.x - expected).abs() < 1e-4 * expected);
+}
+
+/// The six axes of the icosahedron: averages over them of polynomials up to degree 5 in the
+/// direction are exact isotropic averages (a spherical 5-design), so six rigid fibers give the
+/// instantaneous viscosity of an isotropic suspension.
+fn icosahedral_axes() -> [Vec3; 6] {
+    let phi = (1.0 + 5f64.sqrt()) / 2.0;
+    [
+        Vec3::new(0.0, 1.0, phi),
+        Vec3::new(0.0, 1.0, -phi),
+        Vec3::new(1.0, phi, 0.0),
+        Vec3::new(1.0, -phi, 0.0),
+        Vec3::new(phi, 0.0, 1.0),
+        Vec3::new(phi, 0.0, -1.0),
+    ]
+    .map(|p| p.normalize())
+}
+
+/// Rigid straight fibers of `beads` beads (a = 0.5, length ℓ = 2a N) along `axes`, centred at
+/// `centres`, in simple shear (γ̇ = 1, η = 1).
+fn rigid_fibers(beads: usize, axes: &[Vec3], centres: &[Vec3], periodic: Option<f64>) -> String {
+    let hydrodynamics = match periodic {
+        Some(side) => format!(
+            "hydrodynamics = \"periodic-rpy\"\nperiodic_box = [{side}, {side}, {side}]\n\
+             hydrodynamics_tolerance = 1e-6"
+        ),
+        None => "hydrodynamics = \"rpy\"".into(),
+    };
+    let mut text = format!(
+        "[fibers]\nbead_radius = 0.5\nviscosity = 1.0\nbending_rigidity = 0.0\nrigid = true\n\
+         {hydrodynamics}\nend_time = 1.0\ntime_step = 0.01\n\n[fibers.flow]\n\
+         type = \"simple-shear\"\nshear_rate = 1.0\n"
+    );
+    for (p, c) in axes.iter().zip(centres) {
+        let start = *c - 0.5 * (beads as f64 - 1.0) * *p;
+        text.push_str(&format!(
+            "\n[[fibers.fiber]]\nbeads = {beads}\nstart = [{}, {}, {}]\ndirection = [{}, {}, {}]\n",
+            start.x, start.y, start.z, p.x, p.y, p.z
+        ));
+    }
+    text
+}
+
+/// The fibers' stresslets summed, at t = 0.
+fn total_stresslet(text: &str) -> glam::DMat3 {
+    let built = FiberScene::parse(text, Path::new("viscosity.toml")).unwrap();
+    let system = built.system().unwrap();
+    let motion = system.motion().unwrap();
+    system.stresslets(&motion).iter().sum()
+}
+
+/// The intrinsic viscosity of an isotropic dilute suspension of rigid fibers, [η] = η_sp / (n ℓ³) =
+/// ⟨S_xy⟩ / (η γ̇ ℓ³), against slender-body theory: a rod's stresslet in a strain E is
+/// C (pp:E)(pp − I/3) with C = πηℓ³ / (6 ln(ℓ/a)) to leading order in 1/ln(ℓ/a) (Batchelor 1970),
+/// whose isotropic average gives [η] = π / (90 ln(ℓ/a)). The bead chains follow it with an O(1)
+/// correction to the logarithm: δ = π / (90 [η]) − ln(ℓ/a) settles to a constant as ℓ/a grows
+/// (its change halves and more with each doubling from ℓ/a = 20 to 160), and the periodic box
+/// (six fibers in a sheared box of 10 ℓ, n ℓ³ = 0.006) gives the unbounded value to 1 %.
+#[test]
+fn the_intrinsic_viscosity_of_rigid_fibers_follows_slender_body_theory() {
+    let axes = icosahedral_axes();
+    let mut offsets = Vec::new();
+    for beads in [10usize, 20, 40, 80] {
+        let length = beads as f64;
+        let single: f64 = axes
+            .iter()
+            .map(|p| {
+                total_stresslet(&rigid_fibers(beads, &[*p], &[Vec3::ZERO], None))
+                    .y_axis
+                    .x
+            })
+            .sum::<f64>()
+            / 6.0;
+        let intrinsic = single / length.powi(3);
+        let theory = std::f64::consts::PI / (90.0 * (length / 0.5).ln());
+        let offset = std::f64::consts::PI / (90.0 * intrinsic) - (length / 0.5).ln();
+        println!(
+            "l/a = {}: [eta] = {intrinsic:.6}, slender body (leading) {theory:.6}, ratio {:.4}, \
+             delta = {offset:.4}",
+            2 * beads,
+            intrinsic / theory
+        );
+        offsets.push(offset);
+        if beads == 20 {
+            // Six fibers in one sheared periodic box, far apart.
+            let side = 10.0 * length;
+            let centres: Vec<Vec3> = (0..6)
+                .map(|k| {
+                    Vec3::new(
+                        side * (0.2 + 0.3 * (k % 3) as f64),
+                        side * (0.25 + 0.5 * (k / 3) as f64),
+                        side * (0.2 + 0.12 * k as f64),
+                    )
+                })
+                .collect();
+            let total = total_stresslet(&rigid_fibers(beads, &axes, &centres, Some(side)));
+            let periodic = total.y_axis.x / 6.0 / length.powi(3);
+            println!(
+                "periodic box of 10 l: [eta] = {periodic:.6} ({:+.2e})",
+                periodic / intrinsic - 1.0
+            );
+            assert!((periodic / intrinsic - 1.0).abs() < 0.01);
+        }
+    }
+    let changes: Vec<f64> = offsets.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+    println!("delta changes {changes:?}");
+    assert!(
+        changes[1] < 0.5 * changes[0] && changes[2] < 0.5 * changes[1],
+        "{changes:?}"
+    );
+}
