@@ -146,7 +146,7 @@ pub struct Diagnostics {
     pub twist_energy: f64,
     /// Conjugate-gradient iterations of the multiplier solve (0: direct).
     pub solver_iterations: usize,
-    /// The fibers' stresslets summed, [`FiberSystem::stresslets`] (divided by the box's volume: the
+    /// The fibers' stresslets summed, [`FiberSystem::stresslets`] (over the box's volume, the
     /// particle stress of a periodic suspension).
     pub stresslet: DMat3,
 }

@@ -85,12 +85,6 @@ impl Hydrodynamics {
     pub fn is_periodic(&self) -> bool {
         matches!(self, Hydrodynamics::PeriodicRpy(_))
     }
-
-    /// Whether beads interact through the fluid within an unbounded domain (`Rpy`) or a periodic
-    /// box (`PeriodicRpy`), not free drain.
-    pub fn interacts(&self) -> bool {
-        !matches!(self, Hydrodynamics::FreeDrain)
-    }
 }
 
 /// The beads' mobility.

@@ -47,7 +47,9 @@ pub struct Ambient<'a> {
     pub angular_velocities: &'a [Vec3],
 }
 
-/// The 6 × 6 mobility block of bead `i` due to bead `j` as `[[tt, tr], [rt, rr]]`.
+/// The 6 × 6 mobility block of bead `i` due to bead `j` as `[[tt, tr], [rt, rr]]`: the unbounded RPY
+/// block for a periodic mobility too (only the conjugate gradients' per-fiber preconditioner takes
+/// blocks of it: an approximation there; the direct solve is refused with a periodic mobility).
 fn mobility_block(mobility: &Mobility, positions: &[Vec3], i: usize, j: usize) -> [DMat3; 4] {
     let kernel = &mobility.kernel;
     if i == j {
@@ -468,7 +470,7 @@ pub fn solve_constrained(
             .map(|r| -r)
             .collect();
         let rows = system.rows;
-        let periodic = matches!(mobility.hydrodynamics, Hydrodynamics::PeriodicRpy(_));
+        let periodic = mobility.hydrodynamics.is_periodic();
         if periodic && solver == MultiplierSolver::Direct {
             return Err(
                 "the direct multiplier solve assembles the mobility pair by pair; the \

@@ -41,6 +41,7 @@ const FILES: &[(&str, &str, &str)] = case_files! {
     "jeffery-orbit": ["reference.toml", "chain.toml"],
     "active-filament": ["reference.toml", "swimmer.toml"],
     "sedimenting-fiber": ["reference.toml", "fiber.toml"],
+    "fiber-viscosity": ["reference.toml", "fiber.toml"],
     "rod-statics": ["reference.toml", "stretch.toml", "timoshenko.toml"],
     "rod-elastica": ["reference.toml", "elastica.toml"],
     "rod-cantilever-dynamics": ["reference.toml", "cantilever.toml"],

@@ -15,6 +15,7 @@ pub mod channel;
 pub mod couette_sphere;
 pub mod elastica;
 pub mod fiber_cantilever;
+pub mod fiber_viscosity;
 pub mod gondret;
 pub mod jeffery_orbit;
 pub mod normal_collision;

@@ -133,6 +133,11 @@ pub const CASES: &[Case] = &[
         run: crate::sedimenting_fiber::report,
     },
     Case {
+        name: "fiber-viscosity",
+        description: "intrinsic viscosity of an isotropic dilute suspension of rigid fibers (stresslets) against slender-body theory, l/a = 20 to 320; six fibers in a sheared periodic box (periodic RPY, Lees–Edwards)",
+        run: crate::fiber_viscosity::report,
+    },
+    Case {
         name: "rod-statics",
         description: "Cosserat rods, static solver: axial stretch F L/(E A), Timoshenko cantilever and its unshearable limit, second-order convergence in h",
         run: crate::rod_cases::rod_statics_case,

@@ -1,5 +1,6 @@
 //! The quick versions of the fiber validation cases, from their scene files and reference.toml (full
-//! versions: `silt validate fiber-cantilever`, `jeffery-orbit`, `active-filament`, `sedimenting-fiber`).
+//! versions: `silt validate fiber-cantilever`, `jeffery-orbit`, `active-filament`, `sedimenting-fiber`,
+//! `fiber-viscosity`).
 
 mod common;
 
@@ -40,5 +41,15 @@ fn active_filament_quick() {
 #[test]
 fn sedimenting_fiber_quick() {
     let report = common::quick_case_passes("sedimenting-fiber");
+    assert_eq!(report.tables[0].1.rows.len(), 4);
+}
+
+/// The quick version of `validation/fiber-viscosity` from its scene `fiber.toml` (l/a = 20 to 160): the
+/// intrinsic viscosity of isotropic rigid fibers follows slender-body theory's form with its offset
+/// settling, and six fibers in a sheared periodic box give the unbounded value, within its
+/// reference.toml.
+#[test]
+fn fiber_viscosity_quick() {
+    let report = common::quick_case_passes("fiber-viscosity");
     assert_eq!(report.tables[0].1.rows.len(), 4);
 }

@@ -601,7 +601,7 @@ impl FiberScene {
 
     /// Refuses a system whose multiplier solve does not fit in memory; returns its cost (bytes, flops).
     fn solve_cost(&self, system: &FiberSystem) -> Result<(f64, f64), SceneError> {
-        let periodic = matches!(system.mobility.hydrodynamics, Hydrodynamics::PeriodicRpy(_));
+        let periodic = system.mobility.hydrodynamics.is_periodic();
         let cost = solve_cost(&system.constraint_system(), self.solver, periodic);
         fits_in_memory(
             &self.keys(),
