@@ -8,13 +8,22 @@ use silt_io::scenes::fibers::FiberScene;
 use silt_io::scenes::SceneKind;
 use std::path::Path;
 
+/// The periodic keys of a cubic box of `side` (and the product's tolerance) when `hydrodynamics` is
+/// "periodic-rpy"; nothing otherwise.
+fn box_keys(hydrodynamics: &str, side: f64, tolerance: Option<f64>) -> String {
+    if hydrodynamics != "periodic-rpy" {
+        return String::new();
+    }
+    let mut keys = format!("periodic_box = [{side}, {side}, {side}]\n");
+    if let Some(tolerance) = tolerance {
+        keys.push_str(&format!("hydrodynamics_tolerance = {tolerance:e}\n"));
+    }
+    keys
+}
+
 /// A straight 20-bead fiber settling broadside in a periodic box of side `side`.
 fn settling(side: f64, hydrodynamics: &str, extra: &str) -> String {
-    let periodic = if hydrodynamics == "periodic-rpy" {
-        format!("periodic_box = [{side}, {side}, {side}]\n")
-    } else {
-        String::new()
-    };
+    let periodic = box_keys(hydrodynamics, side, None);
     format!(
         r#"
 [fibers]
@@ -148,11 +157,7 @@ fn a_fiber_in_a_large_box_settles_as_in_an_unbounded_fluid_less_the_backflow() {
 #[test]
 fn a_rigid_fiber_in_a_sheared_periodic_box_turns_as_in_an_unbounded_fluid() {
     let scene = |hydrodynamics: &str, side: f64| {
-        let periodic = if hydrodynamics == "periodic-rpy" {
-            format!("periodic_box = [{side}, {side}, {side}]\nhydrodynamics_tolerance = 1e-6")
-        } else {
-            String::new()
-        };
+        let periodic = box_keys(hydrodynamics, side, Some(1e-6));
         format!(
             r#"
 [fibers]
@@ -221,11 +226,7 @@ direction = [0.8660254037844387, 0.5, 0.0]
 #[test]
 fn a_rigid_dumbbell_has_the_exact_stresslet() {
     let scene = |hydrodynamics: &str, flow: &str, direction: &str| {
-        let periodic = if hydrodynamics == "periodic-rpy" {
-            "periodic_box = [40.0, 40.0, 40.0]\nhydrodynamics_tolerance = 1e-8"
-        } else {
-            ""
-        };
+        let periodic = box_keys(hydrodynamics, 40.0, Some(1e-8));
         format!(
             r#"
 [fibers]

@@ -223,6 +223,25 @@ impl FiberBenchReport {
     }
 }
 
+/// A fiber scene's constrained steps: `warmup` steps, then the mean wall time (ms) and
+/// conjugate-gradient iterations of `timed` steps.
+fn time_steps(scene: &FiberScene, warmup: usize, timed: usize) -> Result<(f64, f64), String> {
+    let mut system = scene.build().map_err(|e| e.to_string())?.system;
+    let mut integrator = AdamsBashforth::default();
+    for _ in 0..warmup {
+        system.step(scene.dt, &mut integrator)?;
+    }
+    let clock = Instant::now();
+    let mut iterations = 0;
+    for _ in 0..timed {
+        iterations += system.step(scene.dt, &mut integrator)?.0.iterations;
+    }
+    Ok((
+        clock.elapsed().as_secs_f64() * 1e3 / timed as f64,
+        iterations as f64 / timed as f64,
+    ))
+}
+
 /// The side of the cube holding `n` beads of radius 1 at 5 % volume fraction.
 fn cube_side(n: usize) -> f64 {
     (n as f64 * 4.0 / 3.0 * std::f64::consts::PI / 0.05).cbrt()
@@ -271,36 +290,18 @@ fn time_periodic_peer(
     let n = positions.len();
     let side = cube_side(n);
     let csv = dir.join(format!("periodic_{n}.csv"));
-    let mut text = String::from("x,y,z\n");
-    for p in positions {
-        text.push_str(&format!("{:e},{:e},{:e}\n", p.x, p.y, p.z));
-    }
-    std::fs::write(&csv, text).map_err(|e| format!("{}: {e}", csv.display()))?;
+    write_positions(&csv, positions)?;
     let velocities = dir.join(format!("periodic_{n}_v.csv"));
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches/peers/pystokes_periodic.py");
-    let output = std::process::Command::new("python3")
+    let mut command = std::process::Command::new("python3");
+    command
         .arg(script)
         .arg(&csv)
         .arg(format!("{side:e}"))
         .arg("--velocities")
-        .arg(&velocities)
-        .env("OMP_NUM_THREADS", threads.to_string())
-        .output()
-        .map_err(|e| format!("cannot run python3: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "the periodic peer script failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let ms = stdout
-        .split("\"best_ms\":")
-        .nth(1)
-        .and_then(|rest| rest.split([',', '}']).next())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .ok_or_else(|| format!("no best_ms from the periodic peer: {stdout}"))?;
+        .arg(&velocities);
+    let ms = peer_best_ms(command, threads)?;
     let table = std::fs::read_to_string(&velocities)
         .map_err(|e| format!("{}: {e}", velocities.display()))?;
     let rows: Vec<Vec<f64>> = table
@@ -398,20 +399,29 @@ fn peer_script() -> PathBuf {
 /// Runs pystokes on `positions` with `threads` OpenMP threads; its best time in ms.
 fn time_peer(positions: &[Vec3], threads: usize, dir: &Path) -> Result<f64, String> {
     let csv = dir.join(format!("positions_{}.csv", positions.len()));
+    write_positions(&csv, positions)?;
+    let mut command = std::process::Command::new("python3");
+    command.arg(peer_script()).arg(&csv).arg("--repeats").arg(
+        (4_000_000 / (positions.len() * positions.len()))
+            .max(5)
+            .to_string(),
+    );
+    peer_best_ms(command, threads)
+}
+
+/// Bead centres as the peer scripts read them: a header `x,y,z`, then one bead per line.
+fn write_positions(csv: &Path, positions: &[Vec3]) -> Result<(), String> {
     let mut text = String::from("x,y,z\n");
     for p in positions {
         text.push_str(&format!("{:e},{:e},{:e}\n", p.x, p.y, p.z));
     }
-    std::fs::write(&csv, text).map_err(|e| format!("{}: {e}", csv.display()))?;
-    let output = std::process::Command::new("python3")
-        .arg(peer_script())
-        .arg(&csv)
-        .arg("--repeats")
-        .arg(
-            (4_000_000 / (positions.len() * positions.len()))
-                .max(5)
-                .to_string(),
-        )
+    std::fs::write(csv, text).map_err(|e| format!("{}: {e}", csv.display()))
+}
+
+/// Runs a peer script (`command`) with `threads` OpenMP threads and reads its best time in ms from
+/// the JSON line it prints last.
+fn peer_best_ms(mut command: std::process::Command, threads: usize) -> Result<f64, String> {
+    let output = command
         .env("OMP_NUM_THREADS", threads.to_string())
         .env("NUMBA_NUM_THREADS", threads.to_string())
         .output()
@@ -525,24 +535,8 @@ pub fn run(
         let text = step_scene(fibers, options.beads_per_fiber);
         let scene = FiberScene::parse(&text, Path::new("<bench>")).map_err(|e| e.to_string())?;
         for &threads in &options.threads {
-            let (step_ms, iterations) =
-                pool(threads).install(|| -> Result<(f64, f64), String> {
-                    let mut system = scene.build().map_err(|e| e.to_string())?.system;
-                    let mut integrator = AdamsBashforth::default();
-                    for _ in 0..options.warmup_steps {
-                        system.step(scene.dt, &mut integrator)?;
-                    }
-                    let clock = Instant::now();
-                    let mut iterations = 0;
-                    for _ in 0..options.timed_steps {
-                        iterations += system.step(scene.dt, &mut integrator)?.0.iterations;
-                    }
-                    let steps = options.timed_steps as f64;
-                    Ok((
-                        clock.elapsed().as_secs_f64() * 1e3 / steps,
-                        iterations as f64 / steps,
-                    ))
-                })?;
+            let (step_ms, iterations) = pool(threads)
+                .install(|| time_steps(&scene, options.warmup_steps, options.timed_steps))?;
             log(&format!(
                 "{fibers} fibers: {threads} threads, {step_ms:.1} ms per step, {iterations:.1} CG iterations"
             ));
@@ -620,24 +614,13 @@ pub fn run(
         let text = periodic_step_scene(fibers, 20);
         let scene = FiberScene::parse(&text, Path::new("<bench>")).map_err(|e| e.to_string())?;
         for &threads in &options.threads {
-            let (step_ms, iterations) =
-                pool(threads).install(|| -> Result<(f64, f64), String> {
-                    let mut system = scene.build().map_err(|e| e.to_string())?.system;
-                    let mut integrator = AdamsBashforth::default();
-                    for _ in 0..options.warmup_steps.min(2) {
-                        system.step(scene.dt, &mut integrator)?;
-                    }
-                    let timed = options.timed_steps.min(5);
-                    let clock = Instant::now();
-                    let mut iterations = 0;
-                    for _ in 0..timed {
-                        iterations += system.step(scene.dt, &mut integrator)?.0.iterations;
-                    }
-                    Ok((
-                        clock.elapsed().as_secs_f64() * 1e3 / timed as f64,
-                        iterations as f64 / timed as f64,
-                    ))
-                })?;
+            let (step_ms, iterations) = pool(threads).install(|| {
+                time_steps(
+                    &scene,
+                    options.warmup_steps.min(2),
+                    options.timed_steps.min(5),
+                )
+            })?;
             log(&format!(
                 "periodic: {fibers} fibers, {threads} threads, {step_ms:.1} ms per step, \
                  {iterations:.1} CG iterations"
