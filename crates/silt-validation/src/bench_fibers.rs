@@ -163,20 +163,7 @@ impl FiberBenchReport {
         if let Some(note) = &self.peer_note {
             s.push_str(&format!("\npystokes: {note}\n"));
         }
-        s.push_str(
-            "\n| constrained step (shear, RPY, gears, CG) | threads | ms / step | CG iterations |\n\
-             |---|--:|--:|--:|\n",
-        );
-        for r in &self.steps {
-            s.push_str(&format!(
-                "| {} fibers x {} beads | {} | {:.1} | {:.1} |\n",
-                r.fibers,
-                r.beads / r.fibers,
-                r.threads,
-                r.step_ms,
-                r.iterations
-            ));
-        }
+        step_table(&mut s, "shear, RPY, gears, CG", &self.steps);
         s.push_str(
             "\n| periodic RPY product (6N, overlap correction) | tolerance | threads | grid | Gaussian | \
              neighbours | first ms | repeated ms | unbounded O(N²) ms | unbounded / repeated | \
@@ -205,21 +192,29 @@ impl FiberBenchReport {
                 r.repeated_ms
             ));
         }
-        s.push_str(
-            "\n| constrained step (periodic box, sedimenting, periodic RPY 1e-4, gears, CG) | threads | \
-             ms / step | CG iterations |\n|---|--:|--:|--:|\n",
+        step_table(
+            &mut s,
+            "periodic box, sedimenting, periodic RPY 1e-4, gears, CG",
+            &self.periodic_steps,
         );
-        for r in &self.periodic_steps {
-            s.push_str(&format!(
-                "| {} fibers x {} beads | {} | {:.1} | {:.1} |\n",
-                r.fibers,
-                r.beads / r.fibers,
-                r.threads,
-                r.step_ms,
-                r.iterations
-            ));
-        }
         s
+    }
+}
+
+/// A table of constrained steps under the heading `what`.
+fn step_table(s: &mut String, what: &str, rows: &[StepRow]) {
+    s.push_str(&format!(
+        "\n| constrained step ({what}) | threads | ms / step | CG iterations |\n|---|--:|--:|--:|\n"
+    ));
+    for r in rows {
+        s.push_str(&format!(
+            "| {} fibers x {} beads | {} | {:.1} | {:.1} |\n",
+            r.fibers,
+            r.beads / r.fibers,
+            r.threads,
+            r.step_ms,
+            r.iterations
+        ));
     }
 }
 
