@@ -56,6 +56,18 @@ const TRUNCATION_SHARE: f64 = 0.1;
 /// The most memory one configuration's real-space kernels may take to be kept between products.
 const PAIR_CACHE_BYTES: f64 = 2.0 * (1u64 << 30) as f64;
 
+/// Images closer than this many radii take [`SpectralRpy::near_pair`] (worst error there ~(ξr)², 1e-7 at
+/// ξa = 0.75; the direct sum's cancellation grows like 1e-16 (a/r)³).
+const COINCIDENT: f64 = 1e-3;
+
+/// The most nodes the real-space table takes (a few beads in a huge box: a cutoff of millions of
+/// radii).
+const MAX_TABLE_NODES: usize = 100_000;
+
+/// The most cells of the real-space cell list per bead (wider cells are as correct, with more pairs
+/// to test): a few beads in a huge box need no more than a few cells.
+const MAX_CELLS_PER_BEAD: usize = 8;
+
 /// Real-space table nodes per `min(a, 1/ξ)` (cubic interpolation: relative error ~1e-11).
 const TABLE_NODES_PER_SCALE: f64 = 300.0;
 
@@ -161,7 +173,10 @@ struct RealTable {
 
 impl RealTable {
     fn new(kernel: &RpyKernel, xi: f64, cutoff: f64) -> Self {
-        let step = kernel.radius().min(1.0 / xi) / TABLE_NODES_PER_SCALE;
+        // At most MAX_TABLE_NODES: where the cutoff is many times 1/ξ and a, r³ times the kernel is
+        // a smooth polynomial in r over most of it (the cubics then exact or nearly).
+        let step = (kernel.radius().min(1.0 / xi) / TABLE_NODES_PER_SCALE)
+            .max(cutoff / MAX_TABLE_NODES as f64);
         let count = (cutoff / step).ceil() as usize + 3;
         let nodes = (0..count)
             .map(|n| {
@@ -295,8 +310,12 @@ impl CellList {
     /// wide enough for `|Δs_x| ≤ r_c (1 + |t|)`.
     fn new(positions: &[Vec3], lengths: Vec3, cutoff: f64, t: f64, max_t: f64) -> Self {
         let widths = Vec3::new(cutoff * (1.0 + max_t), cutoff, cutoff);
-        let counts: [usize; 3] =
+        let mut counts: [usize; 3] =
             std::array::from_fn(|a| ((2.0 * lengths[a] / widths[a]).floor() as usize).max(1));
+        while counts.iter().product::<usize>() > MAX_CELLS_PER_BEAD * positions.len().max(8) {
+            let widest = (0..3).max_by_key(|&a| counts[a]).expect("three axes");
+            counts[widest] = counts[widest].div_ceil(2);
+        }
         let wrapped: Vec<Vec3> = positions
             .iter()
             .map(|&x| {
@@ -621,6 +640,9 @@ impl SpectralRpy {
     /// included.
     #[inline]
     fn real_pair(&self, rho: Vec3, r: f64) -> PairMobility {
+        if r < COINCIDENT * self.kernel.radius() && self.kernel.overlap_correction() {
+            return self.near_pair(rho);
+        }
         let mut pair = if r >= self.table.from {
             let [tt_isotropic, tt_along, coupling, rr_isotropic, rr_along] = self.table.at(r);
             PairMobility {
@@ -701,6 +723,26 @@ impl SpectralRpy {
                 row
             })
             .collect()
+    }
+
+    /// The real-space kernel of an image closer than [`COINCIDENT`] radii, overlap correction on:
+    /// Beenakker's kernel plus the overlap difference is Wajnryb's overlap form less the wave part's
+    /// continuum `W(r)`, smooth and even in r, so `W(0) = μ0 I − M_self` (and alike for rotation) up to
+    /// O((ξr)²); the coupling's continuum part is odd, (1 − erfc x − 2x(1 − 6x² + 2x⁴)e^{−x²}/√π) /
+    /// (8πηr²) = 5ξ³r / (3π^{3/2}η) + O(ξ⁵r³). Evaluated apart, the two terms would cancel like 1/r³
+    /// (NaN for coincident beads).
+    fn near_pair(&self, rho: Vec3) -> PairMobility {
+        let own = self_blocks(&self.kernel, self.parameters.xi);
+        let overlap = self.kernel.pair(rho);
+        let xi = self.parameters.xi;
+        let continuum_coupling =
+            5.0 * xi.powi(3) * rho.length() / (3.0 * PI.powf(1.5) * self.kernel.viscosity());
+        PairMobility {
+            tt_isotropic: overlap.tt_isotropic - self.kernel.self_translation() + own.tt.x_axis.x,
+            rr_isotropic: overlap.rr_isotropic - self.kernel.self_rotation() + own.rr.x_axis.x,
+            coupling: overlap.coupling - continuum_coupling,
+            ..overlap
+        }
     }
 
     /// The real-space sum in the cell list's order: from the configuration's stored pair kernels,
@@ -1409,5 +1451,53 @@ mod tests {
             let (v1, _) = spectral.sheared_product(&x, &f, &t, 0.0);
             assert!(relative_error(&v1, &v0) <= 2.0 * tolerance);
         }
+    }
+
+    /// Coincident and nearly coincident beads (a fiber longer than its box lands beads on images of
+    /// others): finite, continuous in the separation, and within the tolerance of the direct sum
+    /// where that sum is itself accurate; a few beads in a box of 10⁶ radii build and run.
+    #[test]
+    fn coincident_beads_and_huge_boxes_are_handled() {
+        let kernel = RpyKernel::new(1.0, 1.0).unwrap();
+        let lengths = Vec3::splat(10.0);
+        let (mut x, mut f, mut t) = cloud(30, lengths, 3);
+        x.push(x[0]);
+        f.push(Vec3::new(0.3, -0.2, 0.1));
+        t.push(Vec3::new(-0.1, 0.2, 0.3));
+        let spectral = SpectralRpy::new(kernel, lengths, 1e-6, x.len()).unwrap();
+        let at = |d: f64| {
+            let mut y = x.clone();
+            y[30] = x[0] + Vec3::new(0.6, 0.8, 0.0) * d;
+            let (v, w) = spectral.product(&y, &f, &t);
+            assert!(v.iter().chain(&w).all(|u| u.is_finite()), "separation {d}");
+            (y, v, w)
+        };
+        let (_, v0, w0) = at(0.0);
+        let (_, v1, w1) = at(1e-9);
+        assert!(relative_error(&v1, &v0) < 1e-8 && relative_error(&w1, &w0) < 1e-8);
+        for d in [5e-4, 2e-3] {
+            let (y, v, w) = at(d);
+            let (v_ref, w_ref) = EwaldRpy::new(kernel, lengths, None)
+                .unwrap()
+                .product(&y, &f, &t);
+            let (ev, ew) = (relative_error(&v, &v_ref), relative_error(&w, &w_ref));
+            assert!(ev < 1e-5 && ew < 1e-5, "separation {d}: {ev:e} {ew:e}");
+        }
+        let huge = SpectralRpy::new(kernel, Vec3::splat(1e6), 1e-6, 3).unwrap();
+        let (v, _) = huge.product(
+            &[
+                Vec3::ZERO,
+                Vec3::new(2.0, 0.0, 0.0),
+                Vec3::new(0.0, 5.0, 0.0),
+            ],
+            &[Vec3::X, Vec3::ZERO, Vec3::ZERO],
+            &[Vec3::ZERO; 3],
+        );
+        // The free pair's RPY along the line at r = 2a: 5 / (48πηa) = 0.625 μ0 (images negligible).
+        assert!(
+            (v[1].x / kernel.self_translation() - 0.625).abs() < 1e-5,
+            "{}",
+            v[1]
+        );
     }
 }
