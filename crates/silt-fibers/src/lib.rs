@@ -17,3 +17,4 @@ pub mod model;
 pub mod multipliers;
 pub mod rpy;
 pub mod spectral;
+mod wave_grid;

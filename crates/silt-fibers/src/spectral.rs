@@ -12,9 +12,10 @@
 
 use crate::ewald::{overlap_difference, real_scalars, self_blocks};
 use crate::rpy::{PairMobility, RpyKernel};
+use crate::wave_grid::{GridTransforms, Packed};
 use rayon::prelude::*;
 use rustfft::num_complex::Complex64;
-use rustfft::{Fft, FftPlanner};
+use silt_core::simd::vectorized;
 use silt_core::Vec3;
 use std::f64::consts::PI;
 use std::sync::Arc;
@@ -234,10 +235,8 @@ pub struct ProductTiming {
     pub real_space: f64,
     /// The Gaussians' weights and the spreading onto the grid.
     pub spreading: f64,
-    /// The six 3-D FFTs (three forward, three inverse).
+    /// The six 3-D FFTs (three forward, three inverse) and the wave kernels applied between them.
     pub transforms: f64,
-    /// The wave kernels applied per mode.
-    pub kernels: f64,
     /// The interpolation back to the beads.
     pub interpolation: f64,
 }
@@ -245,12 +244,7 @@ pub struct ProductTiming {
 impl ProductTiming {
     /// The whole product.
     pub fn total(&self) -> f64 {
-        self.preparation
-            + self.real_space
-            + self.spreading
-            + self.transforms
-            + self.kernels
-            + self.interpolation
+        self.preparation + self.real_space + self.spreading + self.transforms + self.interpolation
     }
 }
 
@@ -270,8 +264,7 @@ pub struct SpectralRpy {
     /// Grid spacing along each axis.
     spacing: Vec3,
     table: RealTable,
-    forward: [Arc<dyn Fft<f64>>; 3],
-    inverse: [Arc<dyn Fft<f64>>; 3],
+    transforms: GridTransforms,
     /// The last configuration's preparation.
     cache: std::sync::Mutex<Option<Arc<Prepared>>>,
     /// The largest shear `|tilt| / L_y` the parameters allow.
@@ -542,17 +535,13 @@ impl SpectralRpy {
         };
         let grid = parameters.grid;
         let spacing = lengths / Vec3::new(grid[0] as f64, grid[1] as f64, grid[2] as f64);
-        let mut planner = FftPlanner::new();
-        let forward = grid.map(|n| planner.plan_fft_forward(n));
-        let inverse = grid.map(|n| planner.plan_fft_inverse(n));
         Ok(SpectralRpy {
             kernel,
             lengths,
             parameters,
             spacing,
             table: RealTable::new(&kernel, parameters.xi, parameters.real_cutoff),
-            forward,
-            inverse,
+            transforms: GridTransforms::new(grid),
             cache: std::sync::Mutex::new(None),
             max_shear,
         })
@@ -894,7 +883,8 @@ impl SpectralRpy {
     }
 
     /// The wave-space sum by the spectral Ewald method, with forces and torques packed as the real
-    /// and imaginary parts of three complex grids (and velocities and angular velocities likewise).
+    /// and imaginary parts of three complex values per grid point (and velocities and angular
+    /// velocities likewise), the grid in `(x, z, y)` order ([`crate::wave_grid`]).
     fn wave_space(
         &self,
         prepared: &Prepared,
@@ -903,354 +893,246 @@ impl SpectralRpy {
         timing: &mut ProductTiming,
     ) -> Vec<(Vec3, Vec3)> {
         let mut clock = std::time::Instant::now();
-        let [n0, n1, n2] = self.parameters.grid;
-        let [p0, _, p2] = self.parameters.support;
-        let plane = n0 * n1;
-        let points = plane * n2;
         let (cells, footprints) = (&prepared.cells, &prepared.footprints);
-        let forces: Vec<Vec3> = cells.order.iter().map(|&i| forces[i]).collect();
-        let torques: Vec<Vec3> = cells.order.iter().map(|&i| torques[i]).collect();
-        // 1. Spread F + iT, plane by plane: plane l takes the beads whose support starts at l − s,
-        //    s = P−1 .. 0, each start's beads in the cell list's order.
-        let mut by_start = vec![Vec::new(); n2];
-        for (b, first) in footprints.first.iter().enumerate() {
-            by_start[first[1]].push(b);
-        }
-        let mut sources = [(); 3].map(|_| vec![Complex64::default(); points]);
-        {
-            let [gx, gy, gz] = &mut sources;
-            gx.par_chunks_mut(plane)
-                .zip(gy.par_chunks_mut(plane))
-                .zip(gz.par_chunks_mut(plane))
-                .enumerate()
-                .for_each(|(l, ((px, py), pz))| {
-                    for s in (0..p2).rev() {
-                        let start = (l + n2 * p2 - s) % n2;
-                        for &b in &by_start[start] {
-                            let (wy, wz) = footprints.yz(b);
-                            let wz = wz[s];
-                            let [fy, _] = footprints.first[b];
-                            let packed = [
-                                Complex64::new(forces[b].x, torques[b].x) * wz,
-                                Complex64::new(forces[b].y, torques[b].y) * wz,
-                                Complex64::new(forces[b].z, torques[b].z) * wz,
-                            ];
-                            for (qy, &weight_y) in wy.iter().enumerate() {
-                                // The x support as at most two runs (it may wrap round the grid).
-                                let (fx, wx) = footprints.x_row(b, qy);
-                                let run = p0.min(n0 - fx);
-                                let row = n0 * ((fy + qy) % n1);
-                                let along = packed.map(|c| c * weight_y);
-                                for (start, weights) in [(row + fx, &wx[..run]), (row, &wx[run..])]
-                                {
-                                    let end = start + weights.len();
-                                    for (((gx, gy), gz), &weight_x) in px[start..end]
-                                        .iter_mut()
-                                        .zip(&mut py[start..end])
-                                        .zip(&mut pz[start..end])
-                                        .zip(weights)
-                                    {
-                                        *gx += along[0] * weight_x;
-                                        *gy += along[1] * weight_x;
-                                        *gz += along[2] * weight_x;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                });
-        }
-        timing.spreading = lap(&mut clock);
-        // 2. Forward transforms.
-        let mut buffer = vec![Complex64::default(); points];
-        for grid in sources.iter_mut() {
-            self.forward_transform(grid, &mut buffer);
-        }
-        timing.transforms = lap(&mut clock);
-        // 3. The kernels per mode: unpack F̂, T̂ from the mode and its mirror, apply, pack V̂ + iŴ.
-        self.apply_kernels(&mut sources, prepared.shear);
-        let mut results = sources;
-        timing.kernels = lap(&mut clock);
-        // 4. Inverse transforms.
-        for grid in results.iter_mut() {
-            self.inverse_transform(grid, &mut buffer);
-        }
-        drop(buffer);
-        timing.transforms += lap(&mut clock);
-        // 5. Interpolate with the same Gaussians (times the cell volume: the quadrature weight).
-        let cell = self.spacing.x * self.spacing.y * self.spacing.z;
-        let interpolated = (0..cells.positions.len())
-            .into_par_iter()
-            .map(|b| {
-                let (wy, wz) = footprints.yz(b);
-                let [fy, fz] = footprints.first[b];
-                let mut sum = [Complex64::default(); 3];
-                for (qz, &weight_z) in wz.iter().enumerate() {
-                    let slab = plane * ((fz + qz) % n2);
-                    for (qy, &weight_y) in wy.iter().enumerate() {
-                        let (fx, wx) = footprints.x_row(b, qy);
-                        let run = p0.min(n0 - fx);
-                        let row = slab + n0 * ((fy + qy) % n1);
-                        let mut line = [Complex64::default(); 3];
-                        for (start, weights) in [(row + fx, &wx[..run]), (row, &wx[run..])] {
-                            let end = start + weights.len();
-                            for (((gx, gy), gz), &weight_x) in results[0][start..end]
-                                .iter()
-                                .zip(&results[1][start..end])
-                                .zip(&results[2][start..end])
-                                .zip(weights)
-                            {
-                                line[0] += gx * weight_x;
-                                line[1] += gy * weight_x;
-                                line[2] += gz * weight_x;
-                            }
-                        }
-                        for c in 0..3 {
-                            sum[c] += line[c] * (weight_y * weight_z);
-                        }
-                    }
-                }
-                let sum = sum.map(|c| c * cell);
-                (
-                    Vec3::new(sum[0].re, sum[1].re, sum[2].re),
-                    Vec3::new(sum[0].im, sum[1].im, sum[2].im),
-                )
+        let packed: Vec<Packed> = cells
+            .order
+            .iter()
+            .map(|&i| {
+                let (f, t) = (forces[i], torques[i]);
+                [
+                    Complex64::new(f.x, t.x),
+                    Complex64::new(f.y, t.y),
+                    Complex64::new(f.z, t.z),
+                ]
             })
             .collect();
+        // 1. Spread F + iT.
+        let mut grid = self.spread(footprints, &packed);
+        timing.spreading = lap(&mut clock);
+        // 2-4. Forward transforms, the kernels per mode pair, inverse transforms.
+        let shear = prepared.shear;
+        self.transforms
+            .convolve(&mut grid, &|mode, here: &Packed, there: &Packed| {
+                self.mode_kernels(mode, here, there, shear)
+            });
+        timing.transforms = lap(&mut clock);
+        // 5. Interpolate with the same Gaussians (times the cell volume: the quadrature weight).
+        let interpolated = self.interpolate(footprints, &grid);
         timing.interpolation = lap(&mut clock);
         interpolated
     }
 
-    /// The wave kernels on the transformed packed sources, in place: for each mode `k` and its
-    /// mirror `−k`, `F̂ = (Â(k) + conj Â(−k)) / 2`, `T̂ = (Â(k) − conj Â(−k)) / 2i`, then
-    /// `V̂ = tt F̂ − i tr T̂`, `Ŵ = −i tr F̂ + rr T̂` (the odd sine kernel of `M_tr` as `−i` times it),
-    /// packed as `V̂ + iŴ` at `k` and `conj V̂ + i conj Ŵ` at `−k` (the fields are real). The
-    /// Gaussians' decay is divided out of the splitting; `k = 0` and the modes on a Nyquist plane
-    /// (where `k` and `−k` alias) are set to zero.
-    fn apply_kernels(&self, grids: &mut [Vec<Complex64>; 3], t: f64) {
+    /// The packed sources spread onto the grid (`(x, z, y)` order, three values per point), y slab by
+    /// y slab: slab `j` takes the beads whose support starts at `j − s`, `s = P_y − 1 .. 0`, each
+    /// start's beads in the cell list's order.
+    fn spread(&self, footprints: &Footprints, packed: &[Packed]) -> Vec<Complex64> {
         let [n0, n1, n2] = self.parameters.grid;
+        let [p0, p1, _] = self.parameters.support;
+        let slab = n0 * n2;
+        let mut by_start = vec![Vec::new(); n1];
+        for (b, first) in footprints.first.iter().enumerate() {
+            by_start[first[0]].push(b);
+        }
+        let mut grid = vec![Complex64::default(); 3 * slab * n1];
+        grid.par_chunks_mut(3 * slab)
+            .enumerate()
+            .for_each(|(j, values)| {
+                vectorized(
+                    #[inline(always)]
+                    || {
+                        for s in (0..p1).rev() {
+                            for &b in &by_start[(j + n1 * p1 - s) % n1] {
+                                let (wy, wz) = footprints.yz(b);
+                                let [_, fz] = footprints.first[b];
+                                // The x support as at most two runs (it may wrap round the grid).
+                                let (fx, wx) = footprints.x_row(b, s);
+                                let run = p0.min(n0 - fx);
+                                let along = packed[b].map(|c| c * wy[s]);
+                                for (qz, &weight_z) in wz.iter().enumerate() {
+                                    let row = n0 * ((fz + qz) % n2);
+                                    let value = along.map(|c| c * weight_z);
+                                    add_run(
+                                        &mut values[3 * (row + fx)..3 * (row + fx + run)],
+                                        &wx[..run],
+                                        value,
+                                    );
+                                    add_run(
+                                        &mut values[3 * row..3 * (row + p0 - run)],
+                                        &wx[run..],
+                                        value,
+                                    );
+                                }
+                            }
+                        }
+                    },
+                )
+            });
+        grid
+    }
+
+    /// Each bead's packed velocities from the grid (`(x, z, y)` order) by its Gaussian, times the
+    /// cell volume (the quadrature weight), as (V, W).
+    fn interpolate(&self, footprints: &Footprints, grid: &[Complex64]) -> Vec<(Vec3, Vec3)> {
+        let [n0, n1, n2] = self.parameters.grid;
+        let p0 = self.parameters.support[0];
+        let slab = n0 * n2;
+        let cell = self.spacing.x * self.spacing.y * self.spacing.z;
+        (0..footprints.first.len())
+            .into_par_iter()
+            .map(|b| {
+                let (wy, wz) = footprints.yz(b);
+                let [fy, fz] = footprints.first[b];
+                let sum = vectorized(
+                    #[inline(always)]
+                    || {
+                        let mut sum = [0.0; 6];
+                        for (qy, &weight_y) in wy.iter().enumerate() {
+                            let plane = slab * ((fy + qy) % n1);
+                            let (fx, wx) = footprints.x_row(b, qy);
+                            let run = p0.min(n0 - fx);
+                            for (qz, &weight_z) in wz.iter().enumerate() {
+                                let row = plane + n0 * ((fz + qz) % n2);
+                                let weight = weight_y * weight_z;
+                                let first = dot_run(
+                                    &grid[3 * (row + fx)..3 * (row + fx + run)],
+                                    &wx[..run],
+                                );
+                                let wrapped =
+                                    dot_run(&grid[3 * row..3 * (row + p0 - run)], &wx[run..]);
+                                for c in 0..6 {
+                                    sum[c] += (first[c] + wrapped[c]) * weight;
+                                }
+                            }
+                        }
+                        sum.map(|c| c * cell)
+                    },
+                );
+                // Packed as (V_x + i W_x, V_y + i W_y, V_z + i W_z).
+                (
+                    Vec3::new(sum[0], sum[2], sum[4]),
+                    Vec3::new(sum[1], sum[3], sum[5]),
+                )
+            })
+            .collect()
+    }
+
+    /// The wave kernels at the mode of grid indices `[i, j, l]` and at its mirror: `F̂ = (Â(k) + conj
+    /// Â(−k)) / 2`, `T̂ = (Â(k) − conj Â(−k)) / 2i`, then `V̂ = tt F̂ − i tr T̂`, `Ŵ = −i tr F̂ + rr T̂`
+    /// (the odd sine kernel of `M_tr` as `−i` times it), packed as `V̂ + iŴ` at `k` and `conj V̂ + i conj
+    /// Ŵ` at `−k` (the fields are real). The Gaussians' decay is divided out of the splitting; `k = 0`,
+    /// the modes on a Nyquist plane (where `k` and `−k` alias) and those beyond the wave cutoff (where
+    /// the splitting is below the tolerance) are set to zero. In a sheared box (`t = tilt / L_y`) the
+    /// grid's y index counts `k_y + t k_x`.
+    fn mode_kernels(
+        &self,
+        [i, j, l]: [usize; 3],
+        here: &Packed,
+        there: &Packed,
+        t: f64,
+    ) -> (Packed, Packed) {
+        let zero = [Complex64::default(); 3];
+        let grid = self.parameters.grid;
+        let index = [i, j, l];
+        if (0..3).any(|a| 2 * index[a] == grid[a]) {
+            return (zero, zero);
+        }
+        let k: [f64; 3] = std::array::from_fn(|a| {
+            let signed = if 2 * index[a] < grid[a] {
+                index[a] as f64
+            } else {
+                index[a] as f64 - grid[a] as f64
+            };
+            2.0 * PI * signed / self.lengths[a]
+        });
+        let k = [k[0], k[1] - t * k[0], k[2]];
+        let k2 = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+        if k2 == 0.0 || k2 > self.parameters.wave_cutoff.powi(2) {
+            return (zero, zero);
+        }
         let (xi, eta) = (self.parameters.xi, self.kernel.viscosity());
         let a = self.kernel.radius();
         let volume = self.lengths.x * self.lengths.y * self.lengths.z;
         let cell = self.spacing.x * self.spacing.y * self.spacing.z;
-        let scale = cell / (eta * volume);
         let keep = 1.0 - self.parameters.gaussian_share;
-        // Per axis: the signed wave number, e^{−(1−η) k_a² / 4ξ²}, and whether it is a Nyquist index.
-        let axis = |n: usize, length: f64| -> Vec<(f64, f64, bool)> {
-            (0..n)
-                .map(|i| {
-                    let signed = if i <= n / 2 {
-                        i as f64
-                    } else {
-                        i as f64 - n as f64
-                    };
-                    let k = 2.0 * PI * signed / length;
-                    (k, (-keep * k * k / (4.0 * xi * xi)).exp(), 2 * i == n)
-                })
-                .collect()
-        };
-        let (ax, ay, az) = (
-            axis(n0, self.lengths.x),
-            axis(n1, self.lengths.y),
-            axis(n2, self.lengths.z),
-        );
         let i_unit = Complex64::new(0.0, 1.0);
-        // The kernels at one mode: (packed value at k, packed value at −k).
-        let kernels = |here: [Complex64; 3], there: [Complex64; 3], k: [f64; 3], e: f64| {
-            let k2 = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
-            let f: [Complex64; 3] = std::array::from_fn(|c| (here[c] + there[c].conj()) * 0.5);
-            let t: [Complex64; 3] =
-                std::array::from_fn(|c| (here[c] - there[c].conj()) * Complex64::new(0.0, -0.5));
-            let q = k2 / (4.0 * xi * xi);
-            let split = scale * (1.0 + q + 2.0 * q * q) * e;
-            let translation = split * (1.0 - a * a * k2 / 3.0) / k2;
-            let coupling = split / (2.0 * k2);
-            let rotation = split / 4.0;
-            let along = |v: &[Complex64; 3]| (v[0] * k[0] + v[1] * k[1] + v[2] * k[2]) / k2;
-            let cross = |v: &[Complex64; 3]| {
-                [
-                    v[2] * k[1] - v[1] * k[2],
-                    v[0] * k[2] - v[2] * k[0],
-                    v[1] * k[0] - v[0] * k[1],
-                ]
-            };
-            let (fk, tk) = (along(&f), along(&t));
-            let (kf, kt) = (cross(&f), cross(&t));
-            // −i tr = −i (−coupling [k]×) = i coupling [k]×.
-            let v: [Complex64; 3] = std::array::from_fn(|c| {
-                (f[c] - fk * k[c]) * translation + i_unit * coupling * kt[c]
-            });
-            let w: [Complex64; 3] =
-                std::array::from_fn(|c| i_unit * coupling * kf[c] + (t[c] - tk * k[c]) * rotation);
-            (
-                std::array::from_fn(|c| v[c] + i_unit * w[c]),
-                std::array::from_fn(|c| v[c].conj() + i_unit * w[c].conj()),
-            )
+        let f: Packed = std::array::from_fn(|c| (here[c] + there[c].conj()) * 0.5);
+        let torque: Packed =
+            std::array::from_fn(|c| (here[c] - there[c].conj()) * Complex64::new(0.0, -0.5));
+        let q = k2 / (4.0 * xi * xi);
+        let split = cell / (eta * volume) * (1.0 + q + 2.0 * q * q) * (-keep * q).exp();
+        let translation = split * (1.0 - a * a * k2 / 3.0) / k2;
+        let coupling = split / (2.0 * k2);
+        let rotation = split / 4.0;
+        let along = |v: &Packed| (v[0] * k[0] + v[1] * k[1] + v[2] * k[2]) / k2;
+        let cross = |v: &Packed| {
+            [
+                v[2] * k[1] - v[1] * k[2],
+                v[0] * k[2] - v[2] * k[0],
+                v[1] * k[0] - v[0] * k[1],
+            ]
         };
-        // The transforms leave the modes in (z, x, y) order (z fastest): planes of one y index, the
-        // planes of y and −y together (a plane that is its own mirror alone).
-        let plane = n2 * n0;
-        let mut planes: Vec<Option<[&mut [Complex64]; 3]>> = {
-            let [gx, gy, gz] = grids;
-            gx.chunks_mut(plane)
-                .zip(gy.chunks_mut(plane))
-                .zip(gz.chunks_mut(plane))
-                .map(|((x, y), z)| Some([x, y, z]))
-                .collect()
-        };
-        let mut pairs = Vec::new();
-        for j in 0..n1 {
-            let mirror = (n1 - j) % n1;
-            if mirror < j {
-                continue;
-            }
-            let first = planes[j].take().expect("each plane once");
-            let second = if mirror == j {
-                None
-            } else {
-                planes[mirror].take()
-            };
-            pairs.push((j, first, second));
-        }
-        pairs
-            .into_par_iter()
-            .for_each(|(j, mut first, mut second)| {
-                let (ky, ey, nyquist_y) = ay[j];
-                for i in 0..n0 {
-                    let (kx, ex, nyquist_x) = ax[i];
-                    let mirror_i = (n0 - i) % n0;
-                    for l in 0..n2 {
-                        let (kz, ez, nyquist_z) = az[l];
-                        let at = l + n2 * i;
-                        let mirror = (n2 - l) % n2 + n2 * mirror_i;
-                        let zero = Complex64::default();
-                        if second.is_none() && mirror < at {
-                            continue; // done with its mirror
-                        }
-                        let read =
-                            |g: &[&mut [Complex64]; 3], m: usize| [g[0][m], g[1][m], g[2][m]];
-                        let here = read(&first, at);
-                        let there = match &second {
-                            Some(g) => read(g, mirror),
-                            None => read(&first, mirror),
-                        };
-                        // Sheared: the grid's y index counts k_y + t k_x.
-                        let ky = ky - t * kx;
-                        let k2 = kx * kx + ky * ky + kz * kz;
-                        let (at_k, at_minus_k) = if k2 == 0.0 || nyquist_x || nyquist_y || nyquist_z
-                        {
-                            ([zero; 3], [zero; 3])
-                        } else {
-                            let decay = if t == 0.0 {
-                                ex * ey * ez
-                            } else {
-                                (-keep * k2 / (4.0 * xi * xi)).exp()
-                            };
-                            kernels(here, there, [kx, ky, kz], decay)
-                        };
-                        for c in 0..3 {
-                            first[c][at] = at_k[c];
-                        }
-                        let target = second.as_mut().unwrap_or(&mut first);
-                        for c in 0..3 {
-                            target[c][mirror] = at_minus_k[c];
-                        }
-                    }
-                }
-            });
-    }
-
-    /// The forward 3-D FFT (unnormalised) of `grid` in `(x, y, z)` order (x fastest), left in
-    /// `(z, x, y)` order: the x lines, the y lines plane by plane, a rotation of the axes into
-    /// `buffer` (its old contents lost), the z lines.
-    fn forward_transform(&self, grid: &mut Vec<Complex64>, buffer: &mut Vec<Complex64>) {
-        let [n0, n1, n2] = self.parameters.grid;
-        lines(grid, n0, &self.forward[0]);
-        plane_columns(grid, [n0, n1], &self.forward[1]);
-        rotate_axes_back(grid, buffer, [n0, n1, n2]);
-        std::mem::swap(grid, buffer);
-        lines(grid, n2, &self.forward[2]);
-    }
-
-    /// The inverse 3-D FFT (unnormalised) of `grid` in `(z, x, y)` order, left in `(x, y, z)` order:
-    /// the z lines, a rotation, the y lines plane by plane, the x lines.
-    fn inverse_transform(&self, grid: &mut Vec<Complex64>, buffer: &mut Vec<Complex64>) {
-        let [n0, n1, n2] = self.parameters.grid;
-        lines(grid, n2, &self.inverse[2]);
-        rotate_axes(grid, buffer, [n2, n0, n1]);
-        std::mem::swap(grid, buffer);
-        plane_columns(grid, [n0, n1], &self.inverse[1]);
-        lines(grid, n0, &self.inverse[0]);
+        let (fk, tk) = (along(&f), along(&torque));
+        let (kf, kt) = (cross(&f), cross(&torque));
+        // −i tr = −i (−coupling [k]×) = i coupling [k]×.
+        let v: Packed =
+            std::array::from_fn(|c| (f[c] - fk * k[c]) * translation + i_unit * coupling * kt[c]);
+        let w: Packed =
+            std::array::from_fn(|c| i_unit * coupling * kf[c] + (torque[c] - tk * k[c]) * rotation);
+        (
+            std::array::from_fn(|c| v[c] + i_unit * w[c]),
+            std::array::from_fn(|c| v[c].conj() + i_unit * w[c].conj()),
+        )
     }
 }
 
-/// FFTs of the columns (second axis) of each `n0 × n1` plane of `grid`, through a transpose of the
-/// plane (in cache).
-fn plane_columns(grid: &mut [Complex64], [n0, n1]: [usize; 2], plan: &Arc<dyn Fft<f64>>) {
-    grid.par_chunks_mut(n0 * n1).for_each(|values| {
-        let mut transposed = vec![Complex64::default(); n0 * n1];
-        for j in 0..n1 {
-            for i in 0..n0 {
-                transposed[j + n1 * i] = values[i + n0 * j];
-            }
+/// `run += value × weights`, point by point (three packed values per point), two points (three
+/// vector registers) at a time.
+#[inline(always)]
+fn add_run(run: &mut [Complex64], weights: &[f64], value: Packed) {
+    let value: [f64; 6] = bytemuck::cast(value);
+    let twice: [f64; 12] = std::array::from_fn(|c| value[c % 6]);
+    let run: &mut [f64] = bytemuck::cast_slice_mut(run);
+    let mut pairs = run.chunks_exact_mut(12);
+    let mut pair_weights = weights.chunks_exact(2);
+    for (points, w) in (&mut pairs).zip(&mut pair_weights) {
+        let w: [f64; 12] = std::array::from_fn(|c| w[c / 6]);
+        for c in 0..12 {
+            points[c] += twice[c] * w[c];
         }
-        plan.process(&mut transposed);
-        for i in 0..n0 {
-            for j in 0..n1 {
-                values[i + n0 * j] = transposed[j + n1 * i];
-            }
+    }
+    for (points, &w) in pairs
+        .into_remainder()
+        .chunks_exact_mut(6)
+        .zip(pair_weights.remainder())
+    {
+        for c in 0..6 {
+            points[c] += value[c] * w;
         }
-    });
+    }
 }
 
-/// `output` in order `(c, a, b)` (c fastest) from `input` in order `(a, b, c)` with sizes `[na, nb,
-/// nc]`: each output plane of one `b` filled four `c` (one output cache line) at a time.
-fn rotate_axes_back(input: &[Complex64], output: &mut [Complex64], [na, nb, nc]: [usize; 3]) {
-    const BLOCK: usize = 4;
-    output
-        .par_chunks_mut(nc * na)
-        .enumerate()
-        .for_each(|(b, plane)| {
-            for c0 in (0..nc).step_by(BLOCK) {
-                let count = BLOCK.min(nc - c0);
-                for dc in 0..count {
-                    let from = na * (b + nb * (c0 + dc));
-                    for (a, value) in input[from..from + na].iter().enumerate() {
-                        plane[c0 + dc + nc * a] = *value;
-                    }
-                }
-            }
-        });
-}
-
-/// FFTs of the contiguous lines of `length` that make up `grid`, in parallel.
-fn lines(grid: &mut [Complex64], length: usize, plan: &Arc<dyn Fft<f64>>) {
-    let per_task = length * (4096 / length).max(1);
-    grid.par_chunks_mut(per_task)
-        .for_each(|chunk| plan.process(chunk));
-}
-
-/// `output` in order `(b, c, a)` (b fastest) from `input` in order `(a, b, c)` with sizes `[na, nb,
-/// nc]`: four consecutive `a` (one cache line) read together, written to four output slabs.
-fn rotate_axes(input: &[Complex64], output: &mut [Complex64], [na, nb, nc]: [usize; 3]) {
-    const BLOCK: usize = 4;
-    let slab = nb * nc;
-    output
-        .par_chunks_mut(slab * BLOCK)
-        .enumerate()
-        .for_each(|(block, chunk)| {
-            let first = block * BLOCK;
-            let count = chunk.len() / slab;
-            for c in 0..nc {
-                for b in 0..nb {
-                    let from = first + na * (b + nb * c);
-                    let to = b + nb * c;
-                    for d in 0..count {
-                        chunk[d * slab + to] = input[from + d];
-                    }
-                }
-            }
-        });
+/// `Σ run × weights` (three packed values per point), two points at a time in two partial sums (even
+/// and odd points; a fixed order).
+#[inline(always)]
+fn dot_run(run: &[Complex64], weights: &[f64]) -> [f64; 6] {
+    let run: &[f64] = bytemuck::cast_slice(run);
+    let mut sums = [0.0; 12];
+    let pairs = run.chunks_exact(12);
+    let rest = pairs.remainder();
+    let pair_weights = weights.chunks_exact(2);
+    let last = pair_weights.remainder();
+    for (points, w) in pairs.zip(pair_weights) {
+        let w: [f64; 12] = std::array::from_fn(|c| w[c / 6]);
+        for c in 0..12 {
+            sums[c] += points[c] * w[c];
+        }
+    }
+    if let [w] = last {
+        for c in 0..6 {
+            sums[c] += rest[c] * w;
+        }
+    }
+    std::array::from_fn(|c| sums[c] + sums[6 + c])
 }
 
 /// The smallest `n' ≥ n` with no prime factor above 7 (fast FFT lengths).
