@@ -15,6 +15,7 @@ pub mod flows;
 pub mod mobility;
 pub mod model;
 pub mod multipliers;
+mod real_space;
 pub mod rpy;
 pub mod spectral;
 mod wave_grid;

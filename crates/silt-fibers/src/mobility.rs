@@ -49,6 +49,25 @@ impl Periodic {
     }
 }
 
+/// The multipliers' relative residual by default, and its share of a periodic product's tolerance
+/// (solving `J M Jᵀ λ = r` much more closely than `M` is known is wasted work: the error of a
+/// periodic product is already 0.1-0.25 of its tolerance).
+pub const MULTIPLIER_TOLERANCE: f64 = 1e-10;
+pub const PERIODIC_MULTIPLIER_SHARE: f64 = 0.1;
+
+impl Hydrodynamics {
+    /// The relative residual the multipliers' conjugate gradients reach by default:
+    /// [`MULTIPLIER_TOLERANCE`], or [`PERIODIC_MULTIPLIER_SHARE`] of a periodic product's tolerance.
+    pub fn multiplier_tolerance(&self) -> f64 {
+        match self {
+            Hydrodynamics::PeriodicRpy(periodic) => {
+                (PERIODIC_MULTIPLIER_SHARE * periodic.product.tolerance()).max(MULTIPLIER_TOLERANCE)
+            }
+            _ => MULTIPLIER_TOLERANCE,
+        }
+    }
+}
+
 impl PartialEq for Hydrodynamics {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {

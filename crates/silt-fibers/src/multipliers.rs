@@ -153,7 +153,9 @@ pub enum MultiplierSolver {
         tolerance: f64,
         max_iterations: usize,
     },
-    /// `Direct` up to [`AUTO_DIRECT_ROWS`] rows, conjugate gradients (tolerance 1e-10) above.
+    /// `Direct` up to [`AUTO_DIRECT_ROWS`] rows, conjugate gradients above (and always with a periodic
+    /// mobility), to the tolerance [`Hydrodynamics::multiplier_tolerance`]: 1e-10, or a tenth of a
+    /// periodic product's own tolerance.
     #[default]
     Auto,
 }
@@ -352,7 +354,17 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Preconditioned conjugate gradients on `(J M* Jᵀ) λ = rhs`; returns λ and the iterations taken.
+/// What the conjugate gradients return: λ, the iterations taken, and `M* Jᵀ λ` (kept up to date
+/// through the iterations from the products they take anyway, so the constrained velocities need no
+/// further product).
+struct Solution {
+    multipliers: Vec<f64>,
+    iterations: usize,
+    velocities: Vec<Vec3>,
+    angular_velocities: Vec<Vec3>,
+}
+
+/// Preconditioned conjugate gradients on `(J M* Jᵀ) λ = rhs`.
 /// On several ranks every rank iterates on the whole vectors (the same on all) and shares out the
 /// mobility product and the preconditioner.
 #[allow(clippy::too_many_arguments)]
@@ -365,34 +377,46 @@ fn conjugate_gradient(
     tolerance: f64,
     max_iterations: usize,
     initial: Option<&[f64]>,
-) -> Result<(Vec<f64>, usize), String> {
+) -> Result<Solution, String> {
     let n = positions.len();
+    // J M* Jᵀ x, and M* Jᵀ x on the way.
     let operator = |x: &[f64]| {
         let (f, t) = system.transpose_times(x, n);
         let mut v = vec![Vec3::ZERO; n];
         let mut w = vec![Vec3::ZERO; n];
         mobility.apply_on(comm, positions, &f, &t, &mut v, &mut w);
-        system.times(&v, &w)
+        (system.times(&v, &w), v, w)
     };
     let preconditioner = GroupPreconditioner::new(comm, mobility, positions, system)?;
     let target = tolerance * dot(rhs, rhs).sqrt();
     // Warm start from the last step's multipliers when they fit (one more product, fewer iterations).
-    let (mut x, mut r) = match initial {
+    let (mut x, mut r, mut v, mut w) = match initial {
         Some(x0) if x0.len() == rhs.len() => {
-            let ax = operator(x0);
+            let (ax, v, w) = operator(x0);
             let r = rhs.iter().zip(&ax).map(|(b, a)| b - a).collect();
-            (x0.to_vec(), r)
+            (x0.to_vec(), r, v, w)
         }
-        _ => (vec![0.0; rhs.len()], rhs.to_vec()),
+        _ => (
+            vec![0.0; rhs.len()],
+            rhs.to_vec(),
+            vec![Vec3::ZERO; n],
+            vec![Vec3::ZERO; n],
+        ),
+    };
+    let solution = |multipliers, iterations, velocities, angular_velocities| Solution {
+        multipliers,
+        iterations,
+        velocities,
+        angular_velocities,
     };
     if dot(&r, &r).sqrt() <= target {
-        return Ok((x, 0));
+        return Ok(solution(x, 0, v, w));
     }
     let mut z = preconditioner.apply(&r);
     let mut p = z.clone();
     let mut rz = dot(&r, &z);
     for iteration in 1..=max_iterations {
-        let ap = operator(&p);
+        let (ap, vp, wp) = operator(&p);
         let curvature = dot(&p, &ap);
         if curvature.is_nan() || curvature <= 0.0 {
             return Err(format!(
@@ -402,9 +426,11 @@ fn conjugate_gradient(
         }
         let alpha = rz / curvature;
         x.iter_mut().zip(&p).for_each(|(x, p)| *x += alpha * p);
+        v.iter_mut().zip(&vp).for_each(|(v, d)| *v += alpha * *d);
+        w.iter_mut().zip(&wp).for_each(|(w, d)| *w += alpha * *d);
         r.iter_mut().zip(&ap).for_each(|(r, a)| *r -= alpha * a);
         if dot(&r, &r).sqrt() <= target {
-            return Ok((x, iteration));
+            return Ok(solution(x, iteration, v, w));
         }
         z = preconditioner.apply(&r);
         let rz_next = dot(&r, &z);
@@ -461,6 +487,8 @@ pub fn solve_constrained(
     add_ambient(&mut free_v, &mut free_w);
 
     let mut iterations = 0;
+    // M* Jᵀ λ when the conjugate gradients kept it.
+    let mut constraint_motion = None;
     let multipliers = if system.rows == 0 {
         Vec::new()
     } else {
@@ -483,7 +511,7 @@ pub fn solve_constrained(
                 MultiplierSolver::Direct
             }
             MultiplierSolver::Auto => MultiplierSolver::ConjugateGradient {
-                tolerance: 1e-10,
+                tolerance: mobility.hydrodynamics.multiplier_tolerance(),
                 max_iterations: 1000,
             },
             chosen => chosen,
@@ -493,7 +521,7 @@ pub fn solve_constrained(
                 tolerance,
                 max_iterations,
             } => {
-                let (lambda, taken) = conjugate_gradient(
+                let solution = conjugate_gradient(
                     comm,
                     mobility,
                     positions,
@@ -503,8 +531,9 @@ pub fn solve_constrained(
                     max_iterations,
                     initial,
                 )?;
-                iterations = taken;
-                lambda
+                iterations = solution.iterations;
+                constraint_motion = Some((solution.velocities, solution.angular_velocities));
+                solution.multipliers
             }
             _ => {
                 let matrix = assemble_multiplier_matrix_on(comm, mobility, positions, system);
@@ -523,17 +552,27 @@ pub fn solve_constrained(
         .zip(&constraint_torques)
         .map(|(a, b)| *a + *b)
         .collect();
-    let mut velocities = vec![Vec3::ZERO; n];
-    let mut angular_velocities = vec![Vec3::ZERO; n];
-    mobility.apply_on(
-        comm,
-        positions,
-        &total_f,
-        &total_t,
-        &mut velocities,
-        &mut angular_velocities,
-    );
-    add_ambient(&mut velocities, &mut angular_velocities);
+    // Q' = M* (F_0 + Jᵀ λ) + V_∞* = (M* F_0 + V_∞*) + M* Jᵀ λ.
+    let (velocities, angular_velocities) = match constraint_motion {
+        Some((v, w)) => (
+            free_v.iter().zip(&v).map(|(a, b)| *a + *b).collect(),
+            free_w.iter().zip(&w).map(|(a, b)| *a + *b).collect(),
+        ),
+        None => {
+            let mut velocities = vec![Vec3::ZERO; n];
+            let mut angular_velocities = vec![Vec3::ZERO; n];
+            mobility.apply_on(
+                comm,
+                positions,
+                &total_f,
+                &total_t,
+                &mut velocities,
+                &mut angular_velocities,
+            );
+            add_ambient(&mut velocities, &mut angular_velocities);
+            (velocities, angular_velocities)
+        }
+    };
     Ok(ConstrainedMotion {
         multipliers,
         constraint_forces,
@@ -778,6 +817,25 @@ mod tests {
         for (d, i) in direct.multipliers.iter().zip(&iterative.multipliers) {
             assert!((d - i).abs() < 1e-9 * size, "{d} vs {i}");
         }
+        // The velocities the iterations kept (no final product) are those of the multipliers.
+        let speed = direct
+            .velocities
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.length()));
+        for (d, i) in direct.velocities.iter().zip(&iterative.velocities) {
+            assert!((*d - *i).length() < 1e-9 * speed, "{d} vs {i}");
+        }
+        let spin = direct
+            .angular_velocities
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.length()));
+        for (d, i) in direct
+            .angular_velocities
+            .iter()
+            .zip(&iterative.angular_velocities)
+        {
+            assert!((*d - *i).length() < 1e-9 * spin, "{d} vs {i}");
+        }
         // The fibers interact only through the fluid between them: a few iterations suffice.
         let (mut free_v, mut free_w) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
         m.apply(
@@ -792,7 +850,7 @@ mod tests {
             .iter()
             .map(|r| -r)
             .collect();
-        let (_, iterations) = conjugate_gradient(
+        let iterations = conjugate_gradient(
             &SingleRank,
             &m,
             &fibers.positions,
@@ -802,7 +860,8 @@ mod tests {
             200,
             None,
         )
-        .unwrap();
+        .unwrap()
+        .iterations;
         assert!(iterations <= 30, "{iterations} iterations");
     }
 }

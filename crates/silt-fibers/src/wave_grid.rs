@@ -65,9 +65,13 @@ impl GridTransforms {
     /// `kernel(mode, here, there)` gets the grid indices `[i, j, l]` of a mode `k`, the three values at
     /// `k` and at its mirror `−k`, and returns the new values at `k` and at `−k`; it is called once per
     /// pair (a mode that is its own mirror gets itself as `there`, and its value at `k` is kept).
-    pub(crate) fn convolve<K>(&self, grid: &mut [Complex64], kernel: &K)
+    /// `needed(i, j)` says whether any mode of the z line at x and y indices `i`, `j` can be nonzero
+    /// after the kernel (the same for `−i, −j`): the others are not transformed along z, nor the y
+    /// planes that have none.
+    pub(crate) fn convolve<K, N>(&self, grid: &mut [Complex64], kernel: &K, needed: &N)
     where
         K: Fn([usize; 3], &Packed, &Packed) -> (Packed, Packed) + Sync,
+        N: Fn(usize, usize) -> bool + Sync,
     {
         let points = self.grid.iter().product::<usize>();
         assert_eq!(
@@ -76,7 +80,7 @@ impl GridTransforms {
             "GridTransforms::convolve: three values at each of {points} points expected"
         );
         self.y_lines(grid, &self.forward[1]);
-        self.plane_pairs(grid, kernel);
+        self.plane_pairs(grid, kernel, needed);
         self.y_lines(grid, &self.inverse[1]);
     }
 
@@ -122,9 +126,10 @@ impl GridTransforms {
 
     /// Each pair of y planes `j` and `−j` (a plane that is its own mirror alone): to Fourier space
     /// along x and z, the kernel on every mode pair, and back.
-    fn plane_pairs<K>(&self, grid: &mut [Complex64], kernel: &K)
+    fn plane_pairs<K, N>(&self, grid: &mut [Complex64], kernel: &K, needed: &N)
     where
         K: Fn([usize; 3], &Packed, &Packed) -> (Packed, Packed) + Sync,
+        N: Fn(usize, usize) -> bool + Sync,
     {
         let [n0, n1, n2] = self.grid;
         let plane = n0 * n2;
@@ -155,23 +160,38 @@ impl GridTransforms {
             |scratch, (j, first, mut second)| {
                 let PlaneScratch { modes, lines, fft } = scratch;
                 let count = if second.is_some() { 2 } else { 1 };
+                // The z lines of each plane: a column and its mirror both or neither (the second
+                // plane's columns the mirrors of the first's).
+                let columns: Vec<bool> = (0..n0)
+                    .map(|i| needed(i, j) || needed((n0 - i) % n0, (n1 - j) % n1))
+                    .collect();
+                if !columns.iter().any(|&c| c) {
+                    // Every mode of both planes vanishes, and so does the field.
+                    first.fill(Complex64::default());
+                    if let Some(values) = second.as_deref_mut() {
+                        values.fill(Complex64::default());
+                    }
+                    return;
+                }
+                let mirrored: Vec<bool> = (0..n0).map(|i| columns[(n0 - i) % n0]).collect();
+                let lines_of = |p: usize| if p == 0 { &columns } else { &mirrored };
                 for p in 0..count {
                     let values: &[Complex64] = match p {
                         0 => first,
                         _ => second.as_deref().expect("two planes"),
                     };
                     for (c, modes) in modes.iter_mut().enumerate() {
-                        self.plane_to_modes(values, c, lines, &mut modes[p], fft);
+                        self.plane_to_modes(values, c, lines, &mut modes[p], lines_of(p), fft);
                     }
                 }
-                self.plane_kernel(j, count, modes, kernel);
+                self.plane_kernel(j, count, modes, &columns, kernel);
                 for p in 0..count {
                     let values: &mut [Complex64] = match p {
                         0 => first,
                         _ => second.as_deref_mut().expect("two planes"),
                     };
                     for (c, modes) in modes.iter_mut().enumerate() {
-                        self.modes_to_plane(&mut modes[p], lines, values, c, fft);
+                        self.modes_to_plane(&mut modes[p], lines, values, c, lines_of(p), fft);
                     }
                 }
             },
@@ -179,13 +199,14 @@ impl GridTransforms {
     }
 
     /// Value `c` of a packed y plane in `(x, z)` order to its x-z modes in `(z, x)` order: the x
-    /// lines (in `lines`), a transpose, the z lines.
+    /// lines (in `lines`), a transpose, the z lines of the `needed` columns (the others zero).
     fn plane_to_modes(
         &self,
         values: &[Complex64],
         c: usize,
         lines: &mut [Complex64],
         modes: &mut [Complex64],
+        needed: &[bool],
         scratch: &mut [Complex64],
     ) {
         let [n0, _, n2] = self.grid;
@@ -193,26 +214,33 @@ impl GridTransforms {
             *line = packed[c];
         }
         self.forward[0].process_with_scratch(lines, scratch);
-        for l in 0..n2 {
-            for (i, value) in lines[n0 * l..n0 * (l + 1)].iter().enumerate() {
-                modes[l + n2 * i] = *value;
+        for (i, column) in modes.chunks_exact_mut(n2).enumerate() {
+            if needed[i] {
+                for (l, mode) in column.iter_mut().enumerate() {
+                    *mode = lines[i + n0 * l];
+                }
+                self.forward[2].process_with_scratch(column, scratch);
+            } else {
+                column.fill(Complex64::default());
             }
         }
-        self.forward[2].process_with_scratch(modes, scratch);
     }
 
     /// The inverse of [`GridTransforms::plane_to_modes`] (unnormalised) into value `c` of the packed
-    /// plane; `modes` and `lines` are overwritten.
+    /// plane (the columns not `needed` are zero and stay so); `modes` and `lines` are overwritten.
     fn modes_to_plane(
         &self,
         modes: &mut [Complex64],
         lines: &mut [Complex64],
         values: &mut [Complex64],
         c: usize,
+        needed: &[bool],
         scratch: &mut [Complex64],
     ) {
         let [n0, _, n2] = self.grid;
-        self.inverse[2].process_with_scratch(modes, scratch);
+        for (column, _) in modes.chunks_exact_mut(n2).zip(needed).filter(|(_, &n)| n) {
+            self.inverse[2].process_with_scratch(column, scratch);
+        }
         for l in 0..n2 {
             for (i, value) in lines[n0 * l..n0 * (l + 1)].iter_mut().enumerate() {
                 *value = modes[l + n2 * i];
@@ -231,13 +259,14 @@ impl GridTransforms {
         j: usize,
         count: usize,
         modes: &mut [[Vec<Complex64>; 2]; 3],
+        needed: &[bool],
         kernel: &K,
     ) where
         K: Fn([usize; 3], &Packed, &Packed) -> (Packed, Packed) + Sync,
     {
         let [n0, _, n2] = self.grid;
         let mirror_plane = count - 1;
-        for i in 0..n0 {
+        for i in (0..n0).filter(|&i| needed[i]) {
             let mirror_i = (n0 - i) % n0;
             for l in 0..n2 {
                 let at = l + n2 * i;
@@ -296,7 +325,7 @@ mod tests {
                     std::array::from_fn(|c| there[(c + 1) % 3] * factor(mirror)),
                 )
             };
-            GridTransforms::new(grid).convolve(&mut packed, &kernel);
+            GridTransforms::new(grid).convolve(&mut packed, &kernel, &|_, _| true);
             // Direct: DFT, kernel, inverse DFT (unnormalised both ways).
             let index = |x: usize, y: usize, z: usize| x + n0 * (z + n2 * y);
             let phase = |x: usize, y: usize, z: usize, i: usize, j: usize, l: usize| {
