@@ -191,11 +191,11 @@ pub struct ProductTiming {
     pub preparation: f64,
     /// The real-space pair sum.
     pub real_space: f64,
-    /// The Gaussians' weights and the spreading onto the grid.
+    /// The spreading onto the grid, with the forward transforms along x and z slab by slab.
     pub spreading: f64,
-    /// The six 3-D FFTs (three forward, three inverse) and the wave kernels applied between them.
+    /// The forward and inverse transforms along y and the wave kernels applied between them.
     pub transforms: f64,
-    /// The interpolation back to the beads.
+    /// The inverse transforms along z and x slab by slab, with the interpolation back to the beads.
     pub interpolation: f64,
 }
 
@@ -895,7 +895,9 @@ impl SpectralRpy {
 
     /// The wave-space sum by the spectral Ewald method, with forces and torques packed as the real
     /// and imaginary parts of three complex values per grid point (and velocities and angular
-    /// velocities likewise), the grid in `(x, z, y)` order ([`crate::wave_grid`]).
+    /// velocities likewise), in the three stages of [`crate::wave_grid`]: each y slab spread and
+    /// transformed along x and z; the y lines and the kernels; each y slab transformed back and
+    /// interpolated from.
     fn wave_space(
         &self,
         prepared: &Prepared,
@@ -917,7 +919,26 @@ impl SpectralRpy {
                 ]
             })
             .collect();
-        // 1. Spread F + iT.
+        let [n0, n1, n2] = self.parameters.grid;
+        let p1 = self.parameters.support[1];
+        let shear = prepared.shear;
+        // A z line holds modes within the cutoff only if its (k_x, k_z) does (k_x and k_z are those
+        // of the mode in a sheared box too).
+        let kc2 = self.parameters.wave_cutoff.powi(2);
+        let within: Vec<bool> = (0..n0 * n2)
+            .map(|m| {
+                let kx = wave_number(m / n2, n0, self.lengths.x);
+                let kz = wave_number(m % n2, n2, self.lengths.z);
+                kx * kx + kz * kz <= kc2
+            })
+            .collect();
+        let needed = |i: usize, l: usize| within[i * n2 + l];
+        let needed_x: Vec<bool> = (0..n0).map(|i| (0..n2).any(|l| needed(i, l))).collect();
+        // The beads by the first y slab of their support, each slab's in the cell list's order.
+        let mut by_start = vec![Vec::new(); n1];
+        for (b, first) in footprints.first.iter().enumerate() {
+            by_start[first[0]].push(b);
+        }
         // The kept grid (a new one if another product holds it).
         let mut grid = std::mem::take(
             &mut *self
@@ -925,126 +946,157 @@ impl SpectralRpy {
                 .lock()
                 .unwrap_or_else(|poison| poison.into_inner()),
         );
-        self.spread(footprints, &packed, &mut grid);
-        timing.spreading = lap(&mut clock);
-        // 2-4. Forward transforms, the kernels per mode pair, inverse transforms.
-        let shear = prepared.shear;
-        let [n0, n1, _] = self.parameters.grid;
-        // A z line holds modes within the cutoff when its (k_x, k_y) does.
-        let kc2 = self.parameters.wave_cutoff.powi(2);
-        let needed = |i: usize, j: usize| {
-            let kx = wave_number(i, n0, self.lengths.x);
-            let ky = wave_number(j, n1, self.lengths.y) - shear * kx;
-            kx * kx + ky * ky <= kc2
+        let slab_len = self.transforms.slab_len();
+        grid.resize(slab_len * n1, Complex64::default());
+        let workspace = || {
+            (
+                vec![Complex64::default(); slab_len],
+                self.transforms.slab_scratch(),
+            )
         };
-        self.transforms.convolve(
+        // 1. Each y slab: spread F + iT, transform along x and z.
+        grid.par_chunks_mut(slab_len).enumerate().for_each_init(
+            workspace,
+            |(plane, work), (j, slab)| {
+                plane.fill(Complex64::default());
+                self.spread_slab(j, footprints, &packed, &by_start, plane);
+                self.transforms.slab_to_modes(plane, slab, &needed_x, work);
+            },
+        );
+        timing.spreading = lap(&mut clock);
+        // 2. The y lines, the kernels per mode pair, back.
+        self.transforms.y_kernel(
             &mut grid,
             &|mode, here: &Packed, there: &Packed| self.mode_kernels(mode, here, there, shear),
             &needed,
         );
         timing.transforms = lap(&mut clock);
-        // 5. Interpolate with the same Gaussians (times the cell volume: the quadrature weight).
-        let interpolated = self.interpolate(footprints, &grid);
+        // 3. Each y slab: back along z and x, each bead's share of the slab interpolated with the
+        //    same Gaussians.
+        let shares: Vec<Vec<[f64; 6]>> = grid
+            .par_chunks(slab_len)
+            .enumerate()
+            .map_init(workspace, |(plane, work), (j, slab)| {
+                self.transforms.modes_to_slab(slab, plane, &needed, work);
+                self.interpolate_slab(j, footprints, &by_start, plane)
+            })
+            .collect();
         *self
             .grid_memory
             .lock()
             .unwrap_or_else(|poison| poison.into_inner()) = grid;
-        timing.interpolation = lap(&mut clock);
-        interpolated
-    }
-
-    /// The packed sources spread onto `grid` (resized and cleared; `(x, z, y)` order, three values per
-    /// point), y slab by y slab: slab `j` takes the beads whose support starts at `j − s`, `s = P_y − 1 .. 0`, each
-    /// start's beads in the cell list's order.
-    fn spread(&self, footprints: &Footprints, packed: &[Packed], grid: &mut Vec<Complex64>) {
-        let [n0, n1, n2] = self.parameters.grid;
-        let [p0, p1, _] = self.parameters.support;
-        let slab = n0 * n2;
-        let mut by_start = vec![Vec::new(); n1];
-        for (b, first) in footprints.first.iter().enumerate() {
-            by_start[first[0]].push(b);
+        // Each bead's shares in the order of its y rows, summed in that order, times the cell
+        // volume (the quadrature weight).
+        let beads = footprints.first.len();
+        let mut by_row = vec![[0.0; 6]; beads * p1];
+        for (j, shares) in shares.iter().enumerate() {
+            let mut shares = shares.iter();
+            for s in (0..p1).rev() {
+                for &b in &by_start[(j + n1 * p1 - s) % n1] {
+                    by_row[b * p1 + s] = *shares.next().expect("a share per bead and row");
+                }
+            }
         }
-        grid.resize(3 * slab * n1, Complex64::default());
-        grid.par_chunks_mut(3 * slab)
-            .enumerate()
-            .for_each(|(j, values)| {
-                values.fill(Complex64::default());
-                vectorized(
-                    #[inline(always)]
-                    || {
-                        for s in (0..p1).rev() {
-                            for &b in &by_start[(j + n1 * p1 - s) % n1] {
-                                let (wy, wz) = footprints.yz(b);
-                                let [_, fz] = footprints.first[b];
-                                // The x support as at most two runs (it may wrap round the grid).
-                                let (fx, wx) = footprints.x_row(b, s);
-                                let run = p0.min(n0 - fx);
-                                let along = packed[b].map(|c| c * wy[s]);
-                                for (qz, &weight_z) in wz.iter().enumerate() {
-                                    let row = n0 * wrap(fz + qz, n2);
-                                    let value = along.map(|c| c * weight_z);
-                                    add_run(
-                                        &mut values[3 * (row + fx)..3 * (row + fx + run)],
-                                        &wx[..run],
-                                        value,
-                                    );
-                                    add_run(
-                                        &mut values[3 * row..3 * (row + p0 - run)],
-                                        &wx[run..],
-                                        value,
-                                    );
-                                }
-                            }
-                        }
-                    },
-                )
-            });
-    }
-
-    /// Each bead's packed velocities from the grid (`(x, z, y)` order) by its Gaussian, times the
-    /// cell volume (the quadrature weight), as (V, W).
-    fn interpolate(&self, footprints: &Footprints, grid: &[Complex64]) -> Vec<(Vec3, Vec3)> {
-        let [n0, n1, n2] = self.parameters.grid;
-        let p0 = self.parameters.support[0];
-        let slab = n0 * n2;
         let cell = self.spacing.x * self.spacing.y * self.spacing.z;
-        (0..footprints.first.len())
-            .into_par_iter()
-            .map(|b| {
-                let (wy, wz) = footprints.yz(b);
-                let [fy, fz] = footprints.first[b];
-                let sum = vectorized(
-                    #[inline(always)]
-                    || {
-                        let mut sum = [0.0; 6];
-                        for (qy, &weight_y) in wy.iter().enumerate() {
-                            let plane = slab * wrap(fy + qy, n1);
-                            let (fx, wx) = footprints.x_row(b, qy);
-                            let run = p0.min(n0 - fx);
-                            for (qz, &weight_z) in wz.iter().enumerate() {
-                                let row = plane + n0 * wrap(fz + qz, n2);
-                                let weight = weight_y * weight_z;
-                                let first = dot_run(
-                                    &grid[3 * (row + fx)..3 * (row + fx + run)],
-                                    &wx[..run],
-                                );
-                                let wrapped =
-                                    dot_run(&grid[3 * row..3 * (row + p0 - run)], &wx[run..]);
-                                for c in 0..6 {
-                                    sum[c] += (first[c] + wrapped[c]) * weight;
-                                }
-                            }
-                        }
-                        sum.map(|c| c * cell)
-                    },
-                );
+        let interpolated = by_row
+            .par_chunks(p1)
+            .map(|rows| {
+                let mut sum = [0.0; 6];
+                for row in rows {
+                    for c in 0..6 {
+                        sum[c] += row[c];
+                    }
+                }
+                let sum = sum.map(|c| c * cell);
                 // Packed as (V_x + i W_x, V_y + i W_y, V_z + i W_z).
                 (
                     Vec3::new(sum[0], sum[2], sum[4]),
                     Vec3::new(sum[1], sum[3], sum[5]),
                 )
             })
-            .collect()
+            .collect();
+        timing.interpolation = lap(&mut clock);
+        interpolated
+    }
+
+    /// Y slab `j` of the packed sources spread onto `plane` (cleared; `(x, z)` order, three values per
+    /// point): the beads whose support starts at `j − s`, `s = P_y − 1 .. 0`, each start's beads in
+    /// the cell list's order.
+    fn spread_slab(
+        &self,
+        j: usize,
+        footprints: &Footprints,
+        packed: &[Packed],
+        by_start: &[Vec<usize>],
+        plane: &mut [Complex64],
+    ) {
+        let [n0, n1, n2] = self.parameters.grid;
+        let [p0, p1, _] = self.parameters.support;
+        vectorized(
+            #[inline(always)]
+            || {
+                for s in (0..p1).rev() {
+                    for &b in &by_start[(j + n1 * p1 - s) % n1] {
+                        let (wy, wz) = footprints.yz(b);
+                        let [_, fz] = footprints.first[b];
+                        // The x support as at most two runs (it may wrap round the grid).
+                        let (fx, wx) = footprints.x_row(b, s);
+                        let run = p0.min(n0 - fx);
+                        let along = packed[b].map(|c| c * wy[s]);
+                        for (qz, &weight_z) in wz.iter().enumerate() {
+                            let row = n0 * wrap(fz + qz, n2);
+                            let value = along.map(|c| c * weight_z);
+                            add_run(
+                                &mut plane[3 * (row + fx)..3 * (row + fx + run)],
+                                &wx[..run],
+                                value,
+                            );
+                            add_run(&mut plane[3 * row..3 * (row + p0 - run)], &wx[run..], value);
+                        }
+                    }
+                }
+            },
+        )
+    }
+
+    /// Each bead's share of y slab `j` of the velocities (`plane`, `(x, z)` order, three packed
+    /// values per point) by its Gaussian, in the order of [`SpectralRpy::spread_slab`].
+    fn interpolate_slab(
+        &self,
+        j: usize,
+        footprints: &Footprints,
+        by_start: &[Vec<usize>],
+        plane: &[Complex64],
+    ) -> Vec<[f64; 6]> {
+        let [n0, n1, n2] = self.parameters.grid;
+        let [p0, p1, _] = self.parameters.support;
+        vectorized(
+            #[inline(always)]
+            || {
+                let mut shares = Vec::new();
+                for s in (0..p1).rev() {
+                    for &b in &by_start[(j + n1 * p1 - s) % n1] {
+                        let (wy, wz) = footprints.yz(b);
+                        let [_, fz] = footprints.first[b];
+                        let (fx, wx) = footprints.x_row(b, s);
+                        let run = p0.min(n0 - fx);
+                        let mut sum = [0.0; 6];
+                        for (qz, &weight_z) in wz.iter().enumerate() {
+                            let row = n0 * wrap(fz + qz, n2);
+                            let first =
+                                dot_run(&plane[3 * (row + fx)..3 * (row + fx + run)], &wx[..run]);
+                            let wrapped =
+                                dot_run(&plane[3 * row..3 * (row + p0 - run)], &wx[run..]);
+                            for c in 0..6 {
+                                sum[c] += (first[c] + wrapped[c]) * weight_z;
+                            }
+                        }
+                        shares.push(sum.map(|c| c * wy[s]));
+                    }
+                }
+                shares
+            },
+        )
     }
 
     /// The wave kernels at the mode of grid indices `[i, j, l]` and at its mirror: `F̂ = (Â(k) + conj
