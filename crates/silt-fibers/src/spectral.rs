@@ -35,14 +35,15 @@ const GRIDS: f64 = 7.0;
 /// the grid to the pair sum ([`SpectralParameters::cost`] picks).
 const NEIGHBOUR_CHOICES: [f64; 7] = [25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 450.0];
 
-/// The cost model's prices, in seconds, measured on one core of the reference machine
-/// (docs/performance.md): a real-space pair (each way), a grid point of a Gaussian's support (spread
-/// or interpolated, three complex values), a grid point of one 3-D FFT per `log₂` of the grid's
-/// points, and a mode's kernels.
-const PAIR_COST: f64 = 43e-9;
-const SUPPORT_POINT_COST: f64 = 4e-9;
-const FFT_POINT_COST: f64 = 0.9e-9;
-const MODE_COST: f64 = 16e-9;
+/// The cost model's prices of a repeated product (the multiplier solve's case), in seconds, measured
+/// on one core of the reference machine at N = 10⁴ (`examples/spectral_timing.rs`, docs/performance.md):
+/// a real-space image (four at a time in vector lanes), a grid point of a Gaussian's support (spread
+/// or interpolated, three complex values), a grid point of one 3-D FFT per `log₂` of the grid's points
+/// (with the copies between the passes), and a grid point's share of the kernels.
+const PAIR_COST: f64 = 16e-9;
+const SUPPORT_POINT_COST: f64 = 1.75e-9;
+const FFT_POINT_COST: f64 = 0.63e-9;
+const MODE_COST: f64 = 2e-9;
 
 /// The largest splitting parameter `ξ` in units of `1/a`: above it the wave sum and the self term
 /// (`1 − 6ξa/√π + 40ξ³a³/3√π`) cancel more and more, and the relative error of the wave sum grows.
