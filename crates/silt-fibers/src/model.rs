@@ -63,6 +63,7 @@ pub struct FiberCheckpoint {
     pub history: Vec<StepRates>,
     pub link_correction: f64,
     pub last_multipliers: Vec<f64>,
+    pub previous_multipliers: Vec<f64>,
 }
 
 /// A bead system, its integrator and its fixed time step.
@@ -165,6 +166,7 @@ impl Model for FiberModel {
             history: self.integrator.history().to_vec(),
             link_correction: s.link_correction,
             last_multipliers: s.last_multipliers.clone(),
+            previous_multipliers: s.previous_multipliers.clone(),
         }
     }
 
@@ -185,6 +187,7 @@ impl Model for FiberModel {
         s.time = c.time;
         s.link_correction = c.link_correction;
         s.last_multipliers = c.last_multipliers;
+        s.previous_multipliers = c.previous_multipliers;
         self.steps = c.steps;
         self.solved = None;
         self.last_step = None;
