@@ -11,7 +11,7 @@ use silt_core::Vec3;
 use silt_parallel::{block, Communicator};
 
 use crate::ewald::EwaldRpy;
-use crate::rpy::RpyKernel;
+use crate::rpy::{PairLanes, RpyKernel};
 use crate::spectral::SpectralRpy;
 use std::sync::Arc;
 
@@ -458,14 +458,15 @@ impl LaneWork for RpyRows<'_> {
                     coupling = L::select(far, coupling, near_coupling);
                 }
 
-                v = v
-                    + tt_isotropic * force
-                    + (tt_along * direction.dot(force)) * direction
-                    + coupling * torque.cross(direction);
-                w = w
-                    + rr_isotropic * torque
-                    + (rr_along * direction.dot(torque)) * direction
-                    + coupling * force.cross(direction);
+                (v, w) = PairLanes {
+                    tt_isotropic,
+                    tt_along,
+                    coupling,
+                    rr_isotropic,
+                    rr_along,
+                    direction,
+                }
+                .add_velocities((v, w), force, torque);
             }
             let sum = |lanes: Vec3Lanes<L>| {
                 let [l0, l1, l2, l3] = lanes.to_vectors();

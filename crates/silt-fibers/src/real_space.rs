@@ -5,7 +5,7 @@
 //! (where the overlap difference joins the kernel), are listed with their kernels and applied one by
 //! one. Each bead's row sums in its list's order, so the numbers do not depend on the threads.
 
-use crate::rpy::PairMobility;
+use crate::rpy::{PairLanes, PairMobility};
 use silt_core::lanes::{LaneWork, Lanes, Vec3Lanes, LANES};
 use silt_core::Vec3;
 
@@ -89,8 +89,9 @@ impl RealTable {
         }
     }
 
-    /// The kernel at distance `r` (`from ≤ r ≤` the cutoff), scalars only.
-    #[inline]
+    /// The kernel at distance `r` (`from ≤ r ≤` the cutoff), scalars only, as the lanes evaluate it
+    /// (for the tests).
+    #[cfg(test)]
     pub(crate) fn at(&self, r: f64) -> [f64; 5] {
         let u = r / self.step;
         let n = u as usize;
@@ -256,15 +257,15 @@ impl LaneWork for RealRows<'_> {
                     y: ty,
                     z: tz,
                 };
-                // As PairMobility::velocities.
-                v = v
-                    + tt_isotropic * force
-                    + (tt_along * direction.dot(force)) * direction
-                    + coupling * torque.cross(direction);
-                w = w
-                    + rr_isotropic * torque
-                    + (rr_along * direction.dot(torque)) * direction
-                    + coupling * force.cross(direction);
+                (v, w) = PairLanes {
+                    tt_isotropic,
+                    tt_along,
+                    coupling,
+                    rr_isotropic,
+                    rr_along,
+                    direction,
+                }
+                .add_velocities((v, w), force, torque);
             }
             let (mut v, mut w) = (lane_sum(v), lane_sum(w));
             for (j, pair) in &list.close[list.close_starts[place]..list.close_starts[place + 1]] {

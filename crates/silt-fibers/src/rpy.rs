@@ -22,6 +22,7 @@
 
 use std::f64::consts::PI;
 
+use silt_core::lanes::{Lanes, Vec3Lanes};
 use silt_core::Vec3;
 
 /// Mobility of bead `i` due to bead `j` in scalar form (see the module documentation).
@@ -53,6 +54,38 @@ impl PairMobility {
             + self.rr_along * d.dot(torque) * d
             + self.coupling * force.cross(d);
         (velocity, angular)
+    }
+}
+
+/// [`PairMobility`] of four pairs, one per lane.
+pub(crate) struct PairLanes<L> {
+    pub tt_isotropic: L,
+    pub tt_along: L,
+    pub coupling: L,
+    pub rr_isotropic: L,
+    pub rr_along: L,
+    pub direction: Vec3Lanes<L>,
+}
+
+impl<L: Lanes> PairLanes<L> {
+    /// `(v, w)` plus the velocities due to `force` and `torque` on the sources, lane by lane (as
+    /// [`PairMobility::velocities`], each term added in turn).
+    #[inline(always)]
+    pub(crate) fn add_velocities(
+        &self,
+        (v, w): (Vec3Lanes<L>, Vec3Lanes<L>),
+        force: Vec3Lanes<L>,
+        torque: Vec3Lanes<L>,
+    ) -> (Vec3Lanes<L>, Vec3Lanes<L>) {
+        let d = self.direction;
+        (
+            v + self.tt_isotropic * force
+                + (self.tt_along * d.dot(force)) * d
+                + self.coupling * torque.cross(d),
+            w + self.rr_isotropic * torque
+                + (self.rr_along * d.dot(torque)) * d
+                + self.coupling * force.cross(d),
+        )
     }
 }
 

@@ -323,6 +323,21 @@ impl CellList {
     }
 }
 
+/// One y row of a bead's support on a y slab (see [`SpectralRpy::slab_rows`]).
+struct SupportRow<'a> {
+    bead: usize,
+    /// The row (0 .. P_y) within the support.
+    row: usize,
+    weight_y: f64,
+    /// The z weights, from z index `fz` on.
+    wz: &'a [f64],
+    fz: usize,
+    /// The x weights, from x index `fx` on: `run` of them before the grid's end, the rest from 0.
+    fx: usize,
+    wx: &'a [f64],
+    run: usize,
+}
+
 /// Each bead's Gaussian: its support's first grid index along each axis (wrapped into the grid) and
 /// its weights, `support[0] + support[1] + support[2]` per bead.
 struct Footprints {
@@ -600,38 +615,17 @@ impl SpectralRpy {
         ((v, w), timing)
     }
 
-    /// The real-space kernel of one image at `rho` (`0 < |rho| ≤ r_c`), the overlap difference
-    /// included.
-    #[inline]
-    fn real_pair(&self, rho: Vec3, r: f64) -> PairMobility {
+    /// The real-space kernel of a close image at `rho` (`0 < |rho|`, closer than the table's start
+    /// 2a), evaluated: Beenakker's kernel plus the overlap difference (with the overlap correction).
+    fn close_pair(&self, rho: Vec3, r: f64) -> PairMobility {
         if r < COINCIDENT * self.kernel.radius() && self.kernel.overlap_correction() {
             return self.near_pair(rho);
         }
-        let mut pair = if r >= self.table.from {
-            let [tt_isotropic, tt_along, coupling, rr_isotropic, rr_along] = self.table.at(r);
-            PairMobility {
-                tt_isotropic,
-                tt_along,
-                coupling,
-                rr_isotropic,
-                rr_along,
-                direction: rho / r,
-            }
-        } else {
-            PairMobility {
-                direction: rho / r,
-                ..real_scalars(&self.kernel, self.parameters.xi, r)
-            }
+        let mut pair = PairMobility {
+            direction: rho / r,
+            ..real_scalars(&self.kernel, self.parameters.xi, r)
         };
-        if r < 2.0 * self.kernel.radius() {
-            let difference = overlap_difference(&self.kernel, rho).unwrap_or(PairMobility {
-                tt_isotropic: 0.0,
-                tt_along: 0.0,
-                coupling: 0.0,
-                rr_isotropic: 0.0,
-                rr_along: 0.0,
-                direction: Vec3::ZERO,
-            });
+        if let Some(difference) = overlap_difference(&self.kernel, rho) {
             pair.tt_isotropic += difference.tt_isotropic;
             pair.tt_along += difference.tt_along;
             pair.coupling += difference.coupling;
@@ -643,17 +637,13 @@ impl SpectralRpy {
 
     /// The real-space images of the beads of `cell` (sorted places): for each bead, every image
     /// closer than the cutoff over the 125 neighbouring cells (and their images) in a fixed order,
-    /// each cell's beads in index order; images closer than the table's start, or than 2a with the
-    /// overlap correction, as close pairs with their kernels.
+    /// each cell's beads in index order; images closer than the table's start (2a) as close pairs
+    /// with their kernels.
     fn cell_neighbours(&self, cells: &CellList, cell: usize, t: f64) -> Neighbours {
         let lengths = self.lengths;
         let counts = cells.counts;
         let rc2 = self.parameters.real_cutoff.powi(2);
-        let close_below = if self.kernel.overlap_correction() {
-            self.table.from.max(2.0 * self.kernel.radius())
-        } else {
-            self.table.from
-        };
+        let close_below = self.table.from;
         let own = cells.coordinates(cell);
         // The neighbouring cells, wrapped, with the image that wrapping takes.
         let mut neighbours = Vec::with_capacity(125);
@@ -694,7 +684,7 @@ impl SpectralRpy {
                     }
                     let r = r2.sqrt();
                     if r < close_below {
-                        list.close.push((j as u32, self.real_pair(rho, r)));
+                        list.close.push((j as u32, self.close_pair(rho, r)));
                     } else {
                         list.sources.push(j as u32);
                         list.images.push(*image);
@@ -991,11 +981,8 @@ impl SpectralRpy {
         let beads = footprints.first.len();
         let mut by_row = vec![[0.0; 6]; beads * p1];
         for (j, shares) in shares.iter().enumerate() {
-            let mut shares = shares.iter();
-            for s in (0..p1).rev() {
-                for &b in &by_start[(j + n1 * p1 - s) % n1] {
-                    by_row[b * p1 + s] = *shares.next().expect("a share per bead and row");
-                }
+            for (row, share) in self.slab_rows(j, footprints, &by_start).zip(shares) {
+                by_row[row.bead * p1 + row.row] = *share;
             }
         }
         let cell = self.spacing.x * self.spacing.y * self.spacing.z;
@@ -1020,9 +1007,37 @@ impl SpectralRpy {
         interpolated
     }
 
+    /// The y rows of the beads' supports that lie on y slab `j`, in a fixed order: the beads whose
+    /// support starts at `j − s`, `s = P_y − 1 .. 0` (row `s` of each), each start's beads in the cell
+    /// list's order.
+    fn slab_rows<'a>(
+        &'a self,
+        j: usize,
+        footprints: &'a Footprints,
+        by_start: &'a [Vec<usize>],
+    ) -> impl Iterator<Item = SupportRow<'a>> + 'a {
+        let [n0, n1, _] = self.parameters.grid;
+        let [p0, p1, _] = self.parameters.support;
+        (0..p1).rev().flat_map(move |s| {
+            by_start[(j + n1 * p1 - s) % n1].iter().map(move |&bead| {
+                let (wy, wz) = footprints.yz(bead);
+                let (fx, wx) = footprints.x_row(bead, s);
+                SupportRow {
+                    bead,
+                    row: s,
+                    weight_y: wy[s],
+                    wz,
+                    fz: footprints.first[bead][1],
+                    fx,
+                    wx,
+                    run: p0.min(n0 - fx),
+                }
+            })
+        })
+    }
+
     /// Y slab `j` of the packed sources spread onto `plane` (cleared; `(x, z)` order, three values per
-    /// point): the beads whose support starts at `j − s`, `s = P_y − 1 .. 0`, each start's beads in
-    /// the cell list's order.
+    /// point), row by row of [`SpectralRpy::slab_rows`].
     fn spread_slab(
         &self,
         j: usize,
@@ -1031,29 +1046,28 @@ impl SpectralRpy {
         by_start: &[Vec<usize>],
         plane: &mut [Complex64],
     ) {
-        let [n0, n1, n2] = self.parameters.grid;
-        let [p0, p1, _] = self.parameters.support;
+        let [n0, _, n2] = self.parameters.grid;
+        let p0 = self.parameters.support[0];
         vectorized(
             #[inline(always)]
             || {
-                for s in (0..p1).rev() {
-                    for &b in &by_start[(j + n1 * p1 - s) % n1] {
-                        let (wy, wz) = footprints.yz(b);
-                        let [_, fz] = footprints.first[b];
+                for row in self.slab_rows(j, footprints, by_start) {
+                    let along = packed[row.bead].map(|c| c * row.weight_y);
+                    let (fx, run, wx) = (row.fx, row.run, row.wx);
+                    for (qz, &weight_z) in row.wz.iter().enumerate() {
+                        let start = n0 * wrap(row.fz + qz, n2);
+                        let value = along.map(|c| c * weight_z);
                         // The x support as at most two runs (it may wrap round the grid).
-                        let (fx, wx) = footprints.x_row(b, s);
-                        let run = p0.min(n0 - fx);
-                        let along = packed[b].map(|c| c * wy[s]);
-                        for (qz, &weight_z) in wz.iter().enumerate() {
-                            let row = n0 * wrap(fz + qz, n2);
-                            let value = along.map(|c| c * weight_z);
-                            add_run(
-                                &mut plane[3 * (row + fx)..3 * (row + fx + run)],
-                                &wx[..run],
-                                value,
-                            );
-                            add_run(&mut plane[3 * row..3 * (row + p0 - run)], &wx[run..], value);
-                        }
+                        add_run(
+                            &mut plane[3 * (start + fx)..3 * (start + fx + run)],
+                            &wx[..run],
+                            value,
+                        );
+                        add_run(
+                            &mut plane[3 * start..3 * (start + p0 - run)],
+                            &wx[run..],
+                            value,
+                        );
                     }
                 }
             },
@@ -1061,7 +1075,7 @@ impl SpectralRpy {
     }
 
     /// Each bead's share of y slab `j` of the velocities (`plane`, `(x, z)` order, three packed
-    /// values per point) by its Gaussian, in the order of [`SpectralRpy::spread_slab`].
+    /// values per point) by its Gaussian, row by row of [`SpectralRpy::slab_rows`].
     fn interpolate_slab(
         &self,
         j: usize,
@@ -1069,31 +1083,26 @@ impl SpectralRpy {
         by_start: &[Vec<usize>],
         plane: &[Complex64],
     ) -> Vec<[f64; 6]> {
-        let [n0, n1, n2] = self.parameters.grid;
-        let [p0, p1, _] = self.parameters.support;
+        let [n0, _, n2] = self.parameters.grid;
+        let p0 = self.parameters.support[0];
         vectorized(
             #[inline(always)]
             || {
                 let mut shares = Vec::new();
-                for s in (0..p1).rev() {
-                    for &b in &by_start[(j + n1 * p1 - s) % n1] {
-                        let (wy, wz) = footprints.yz(b);
-                        let [_, fz] = footprints.first[b];
-                        let (fx, wx) = footprints.x_row(b, s);
-                        let run = p0.min(n0 - fx);
-                        let mut sum = [0.0; 6];
-                        for (qz, &weight_z) in wz.iter().enumerate() {
-                            let row = n0 * wrap(fz + qz, n2);
-                            let first =
-                                dot_run(&plane[3 * (row + fx)..3 * (row + fx + run)], &wx[..run]);
-                            let wrapped =
-                                dot_run(&plane[3 * row..3 * (row + p0 - run)], &wx[run..]);
-                            for c in 0..6 {
-                                sum[c] += (first[c] + wrapped[c]) * weight_z;
-                            }
+                for row in self.slab_rows(j, footprints, by_start) {
+                    let (fx, run, wx) = (row.fx, row.run, row.wx);
+                    let mut sum = [0.0; 6];
+                    for (qz, &weight_z) in row.wz.iter().enumerate() {
+                        let start = n0 * wrap(row.fz + qz, n2);
+                        let first =
+                            dot_run(&plane[3 * (start + fx)..3 * (start + fx + run)], &wx[..run]);
+                        let wrapped =
+                            dot_run(&plane[3 * start..3 * (start + p0 - run)], &wx[run..]);
+                        for c in 0..6 {
+                            sum[c] += (first[c] + wrapped[c]) * weight_z;
                         }
-                        shares.push(sum.map(|c| c * wy[s]));
                     }
+                    shares.push(sum.map(|c| c * row.weight_y));
                 }
                 shares
             },

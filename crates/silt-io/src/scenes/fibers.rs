@@ -1013,8 +1013,15 @@ fn report(
             MultiplierSolver::Auto
                 if rows <= AUTO_DIRECT_ROWS && !system.mobility.hydrodynamics.is_periodic() =>
                 format!("auto: direct (Cholesky), {rows} <= {AUTO_DIRECT_ROWS} rows"),
+            MultiplierSolver::Auto if system.mobility.hydrodynamics.is_periodic() => format!(
+                "auto: conjugate gradients with per-fiber preconditioner (periodic mobility), \
+                 tolerance {:e} (a tenth of the product's)",
+                system.mobility.hydrodynamics.multiplier_tolerance()
+            ),
             MultiplierSolver::Auto => format!(
-                "auto: conjugate gradients with per-fiber preconditioner, {rows} > {AUTO_DIRECT_ROWS} rows"
+                "auto: conjugate gradients with per-fiber preconditioner, {rows} > {AUTO_DIRECT_ROWS} \
+                 rows, tolerance {:e}",
+                system.mobility.hydrodynamics.multiplier_tolerance()
             ),
         }
     );
