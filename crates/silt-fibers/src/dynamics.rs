@@ -358,8 +358,6 @@ impl FiberSystem {
         integrator: &mut AdamsBashforth,
         (motion, system): (ConstrainedMotion, ConstraintSystem),
     ) -> Result<(ConstrainedMotion, Diagnostics), String> {
-        self.previous_multipliers = std::mem::take(&mut self.last_multipliers);
-        self.last_multipliers.clone_from(&motion.multipliers);
         let diagnostics = self.diagnostics_with(&motion, &system);
         let spin_rates: Vec<DQuat> = self
             .orientations
@@ -412,6 +410,8 @@ impl FiberSystem {
             ));
         }
         integrator.history.truncate(2);
+        self.previous_multipliers = std::mem::take(&mut self.last_multipliers);
+        self.last_multipliers.clone_from(&motion.multipliers);
         self.fibers.positions = positions;
         self.orientations = orientations;
         self.spins = spins;
