@@ -351,6 +351,8 @@ struct Footprints {
     weights: Vec<f64>,
     stride: usize,
     support: [usize; 3],
+    /// The beads by the first y index of their support, each's in the cell list's order.
+    by_start: Vec<Vec<usize>>,
 }
 
 impl Footprints {
@@ -875,8 +877,10 @@ impl SpectralRpy {
             weights: Vec::with_capacity(positions.len() * stride),
             stride,
             support: p,
+            by_start: vec![Vec::new(); n[1]],
         };
-        for (first, first_x, weights) in per_bead {
+        for (b, (first, first_x, weights)) in per_bead.into_iter().enumerate() {
+            footprints.by_start[first[0]].push(b);
             footprints.first.push(first);
             footprints.first_x.extend(first_x);
             footprints.weights.extend(weights);
@@ -925,11 +929,6 @@ impl SpectralRpy {
             .collect();
         let needed = |i: usize, l: usize| within[i * n2 + l];
         let needed_x: Vec<bool> = (0..n0).map(|i| (0..n2).any(|l| needed(i, l))).collect();
-        // The beads by the first y slab of their support, each slab's in the cell list's order.
-        let mut by_start = vec![Vec::new(); n1];
-        for (b, first) in footprints.first.iter().enumerate() {
-            by_start[first[0]].push(b);
-        }
         // The kept grid (a new one if another product holds it).
         let mut grid = std::mem::take(
             &mut *self
@@ -950,7 +949,7 @@ impl SpectralRpy {
             workspace,
             |(plane, work), (j, slab)| {
                 plane.fill(Complex64::default());
-                self.spread_slab(j, footprints, &packed, &by_start, plane);
+                self.spread_slab(j, footprints, &packed, plane);
                 self.transforms.slab_to_modes(plane, slab, &needed_x, work);
             },
         );
@@ -964,12 +963,12 @@ impl SpectralRpy {
         timing.transforms = lap(&mut clock);
         // 3. Each y slab: back along z and x, each bead's share of the slab interpolated with the
         //    same Gaussians.
-        let shares: Vec<Vec<[f64; 6]>> = grid
+        let shares: Vec<Vec<(usize, [f64; 6])>> = grid
             .par_chunks(slab_len)
             .enumerate()
             .map_init(workspace, |(plane, work), (j, slab)| {
                 self.transforms.modes_to_slab(slab, plane, &needed, work);
-                self.interpolate_slab(j, footprints, &by_start, plane)
+                self.interpolate_slab(j, footprints, plane)
             })
             .collect();
         *self
@@ -980,10 +979,8 @@ impl SpectralRpy {
         // volume (the quadrature weight).
         let beads = footprints.first.len();
         let mut by_row = vec![[0.0; 6]; beads * p1];
-        for (j, shares) in shares.iter().enumerate() {
-            for (row, share) in self.slab_rows(j, footprints, &by_start).zip(shares) {
-                by_row[row.bead * p1 + row.row] = *share;
-            }
+        for (place, share) in shares.into_iter().flatten() {
+            by_row[place] = share;
         }
         let cell = self.spacing.x * self.spacing.y * self.spacing.z;
         let interpolated = by_row
@@ -1014,25 +1011,26 @@ impl SpectralRpy {
         &'a self,
         j: usize,
         footprints: &'a Footprints,
-        by_start: &'a [Vec<usize>],
     ) -> impl Iterator<Item = SupportRow<'a>> + 'a {
         let [n0, n1, _] = self.parameters.grid;
         let [p0, p1, _] = self.parameters.support;
         (0..p1).rev().flat_map(move |s| {
-            by_start[(j + n1 * p1 - s) % n1].iter().map(move |&bead| {
-                let (wy, wz) = footprints.yz(bead);
-                let (fx, wx) = footprints.x_row(bead, s);
-                SupportRow {
-                    bead,
-                    row: s,
-                    weight_y: wy[s],
-                    wz,
-                    fz: footprints.first[bead][1],
-                    fx,
-                    wx,
-                    run: p0.min(n0 - fx),
-                }
-            })
+            footprints.by_start[(j + n1 * p1 - s) % n1]
+                .iter()
+                .map(move |&bead| {
+                    let (wy, wz) = footprints.yz(bead);
+                    let (fx, wx) = footprints.x_row(bead, s);
+                    SupportRow {
+                        bead,
+                        row: s,
+                        weight_y: wy[s],
+                        wz,
+                        fz: footprints.first[bead][1],
+                        fx,
+                        wx,
+                        run: p0.min(n0 - fx),
+                    }
+                })
         })
     }
 
@@ -1043,7 +1041,6 @@ impl SpectralRpy {
         j: usize,
         footprints: &Footprints,
         packed: &[Packed],
-        by_start: &[Vec<usize>],
         plane: &mut [Complex64],
     ) {
         let [n0, _, n2] = self.parameters.grid;
@@ -1051,7 +1048,7 @@ impl SpectralRpy {
         vectorized(
             #[inline(always)]
             || {
-                for row in self.slab_rows(j, footprints, by_start) {
+                for row in self.slab_rows(j, footprints) {
                     let along = packed[row.bead].map(|c| c * row.weight_y);
                     let (fx, run, wx) = (row.fx, row.run, row.wx);
                     for (qz, &weight_z) in row.wz.iter().enumerate() {
@@ -1075,21 +1072,21 @@ impl SpectralRpy {
     }
 
     /// Each bead's share of y slab `j` of the velocities (`plane`, `(x, z)` order, three packed
-    /// values per point) by its Gaussian, row by row of [`SpectralRpy::slab_rows`].
+    /// values per point) by its Gaussian, row by row of [`SpectralRpy::slab_rows`], with its place
+    /// `bead P_y + row` among all the shares.
     fn interpolate_slab(
         &self,
         j: usize,
         footprints: &Footprints,
-        by_start: &[Vec<usize>],
         plane: &[Complex64],
-    ) -> Vec<[f64; 6]> {
+    ) -> Vec<(usize, [f64; 6])> {
         let [n0, _, n2] = self.parameters.grid;
-        let p0 = self.parameters.support[0];
+        let [p0, p1, _] = self.parameters.support;
         vectorized(
             #[inline(always)]
             || {
                 let mut shares = Vec::new();
-                for row in self.slab_rows(j, footprints, by_start) {
+                for row in self.slab_rows(j, footprints) {
                     let (fx, run, wx) = (row.fx, row.run, row.wx);
                     let mut sum = [0.0; 6];
                     for (qz, &weight_z) in row.wz.iter().enumerate() {
@@ -1102,7 +1099,7 @@ impl SpectralRpy {
                             sum[c] += (first[c] + wrapped[c]) * weight_z;
                         }
                     }
-                    shares.push(sum.map(|c| c * row.weight_y));
+                    shares.push((row.bead * p1 + row.row, sum.map(|c| c * row.weight_y)));
                 }
                 shares
             },

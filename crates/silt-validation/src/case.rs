@@ -226,6 +226,11 @@ impl CaseFiles {
     }
 }
 
+/// A check's verdict in a report table: "yes", or "NO" where it failed.
+pub fn yes(ok: bool) -> String {
+    String::from(if ok { "yes" } else { "NO" })
+}
+
 /// Advances `model` to `time` as a run does: whole fixed steps up to the one that reaches it (to
 /// round-off), or adaptive steps landing on it.
 pub fn advance_to<M: Model>(model: &mut M, time: f64) -> Result<(), String> {

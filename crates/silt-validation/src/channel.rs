@@ -10,6 +10,7 @@
 //! The runs are the scenes `validation/channel-flows/{poiseuille,couette,flow-rate}.toml` with the
 //! cells across, the viscous scheme, the step and the end time changed by `--set`.
 
+use crate::case::yes;
 use crate::case::{advance_to, CaseFiles};
 use crate::report::{case_dir, pct, png, CaseReport};
 use crate::taylor_green::viscous_name;
@@ -249,7 +250,6 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
             .ok_or_else(|| format!("validation/channel-flows/reference.toml: no steps.{key}"))
     };
     let dir = case_dir(out, case.name)?;
-    let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
     let mut passed = true;
     let mut table = Table::new(
         [

@@ -6,6 +6,7 @@
 //! (u_p = -omega_z R_cp, the contact point at rest) and sliding. The seed finds sliding at
 //! Re_H = U H / nu = 10 and rolling at 50. Tolerance and parameters: `validation/couette-sphere/`.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, CaseReport};
 use serde::Deserialize;
@@ -104,7 +105,6 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
     let tol: Tolerances = case.tolerances()?;
     let p: Parameters = case.parameters()?;
     let dir = case_dir(out, case.name)?;
-    let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
     let mut table = Table::new(
         [
             "Re_H",

@@ -4,6 +4,7 @@
 //! inextensible elastica computed here from elliptic integrals. Sources, tolerances and parameters:
 //! `validation/rod-elastica/reference.toml`.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, CaseReport};
 use serde::Deserialize;
@@ -108,10 +109,6 @@ pub fn elastica_run(
         rejected_increments: statistics[1] as usize,
         seconds,
     })
-}
-
-fn yes(ok: bool) -> String {
-    String::from(if ok { "yes" } else { "NO" })
 }
 
 /// The sweep over loads and stiffness, and the convergence in h.

@@ -14,6 +14,7 @@
 //! per length) and `β₁ = 1.8751`, sets the run: it stops when the tip's remaining motion `|V_tip| τ₁`
 //! is below `settle` times the deflection.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, pct, CaseReport};
 use serde::Deserialize;
@@ -175,10 +176,6 @@ pub struct Parameters {
     pub settle: f64,
     gears_free_beads: Vec<usize>,
     joint_free_beads: Vec<usize>,
-}
-
-fn yes(ok: bool) -> String {
-    String::from(if ok { "yes" } else { "NO" })
 }
 
 /// The case: the tip deflection of every chain against the linear cantilever, and the link drift.

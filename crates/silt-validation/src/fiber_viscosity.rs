@@ -7,6 +7,7 @@
 //! `validation/fiber-viscosity/fiber.toml` with its fiber (or fibers), the hydrodynamics and the box
 //! changed; source in validation/fiber-viscosity/.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, CaseReport};
 use glam::DMat3;
@@ -122,10 +123,6 @@ struct Parameters {
     beads: Vec<usize>,
     periodic_beads: usize,
     box_lengths: f64,
-}
-
-fn yes(ok: bool) -> String {
-    String::from(if ok { "yes" } else { "NO" })
 }
 
 /// The case: [η] over ℓ/a against slender-body theory, δ settling, the periodic box.

@@ -9,6 +9,7 @@
 //! make the seed's Fig. 9 (`crate::wall_collisions`). Reference numbers and tolerance:
 //! `validation/gondret/reference.toml`.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, pct, png, CaseReport};
 use serde::Deserialize;
@@ -347,7 +348,6 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
     let p: Parameters = case.parameters()?;
     let experiments: BTreeMap<String, Experiment> = case.table("experiments")?;
     let dir = case_dir(out, case.name)?;
-    let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
     let experiment = |name: &str| {
         experiments.get(name).ok_or_else(|| {
             format!("validation/gondret/reference.toml: no experiment {name} in [experiments]")

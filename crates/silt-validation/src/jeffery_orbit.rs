@@ -7,6 +7,7 @@
 //! `validation/jeffery-orbit/chain.toml` with the bead count, the orientation and the stiffness
 //! changed by `--set`; source and numbers in validation/jeffery-orbit/.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, pct, CaseReport};
 use serde::Deserialize;
@@ -224,10 +225,6 @@ pub fn run(files: &CaseFiles, case: JefferyCase) -> Result<JefferyResult, String
         steps,
         seconds: start.elapsed().as_secs_f64(),
     })
-}
-
-fn yes(ok: bool) -> String {
-    String::from(if ok { "yes" } else { "NO" })
 }
 
 /// `[tolerance]` of `validation/jeffery-orbit/reference.toml`.

@@ -2,6 +2,7 @@
 //! `validation/rod-*/` with the changes of each run (`--set`), and shared with `silt bench rods`.
 //! Sources, reference numbers and tolerances are in each case's `reference.toml`.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, pct, CaseReport};
 use serde::Deserialize;
@@ -546,10 +547,6 @@ fn helix_result(
         seconds,
         steps: rods.solver_statistics(0)[0] as usize,
     })
-}
-
-fn yes(ok: bool) -> String {
-    String::from(if ok { "yes" } else { "NO" })
 }
 
 fn row(cells: &[String]) -> Vec<String> {

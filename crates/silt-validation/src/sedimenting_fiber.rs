@@ -6,6 +6,7 @@
 //! `validation/sedimenting-fiber/fiber.toml` with the bead count, K_b, the step and the end time
 //! changed by `--set`; source in validation/sedimenting-fiber/.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, CaseReport};
 use serde::Deserialize;
@@ -160,10 +161,6 @@ struct Parameters {
     elastogravitational: Vec<f64>,
     settle: f64,
     step_over_bending_time: f64,
-}
-
-fn yes(ok: bool) -> String {
-    String::from(if ok { "yes" } else { "NO" })
 }
 
 /// The case: steady shapes and speeds over B, and the trends they must show.

@@ -10,6 +10,7 @@
 //! Units: the mean diameter D, gravity g and the particle density are 1; times are in sqrt(D/g), speeds in
 //! sqrt(g D), forces in the weight m g of a sphere of the mean diameter.
 
+use crate::case::yes;
 use crate::case::{advance_steps, CaseFiles};
 use crate::report::{case_dir, png, CaseReport};
 use serde::Deserialize;
@@ -344,7 +345,6 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
         eprintln!("settled-bed: {line}")
     })?;
     let c = r.criteria;
-    let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
     let mut table = Table::new(
         ["criterion", "measured", "required", "met"]
             .map(String::from)

@@ -8,6 +8,7 @@
 //! slip must be the array's of the same box. Reference numbers and tolerances:
 //! `validation/stokes-array/reference.toml`.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, pct, png, CaseReport};
 use serde::Deserialize;
@@ -217,7 +218,6 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
     let p: Parameters = case.parameters()?;
     let reference: Reference = case.table("reference")?;
     let dir = case_dir(out, case.name)?;
-    let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
     let finest = p.resolutions.iter().copied().fold(0.0, f64::max);
     let mut passed = true;
     let mut table = Table::new(

@@ -7,6 +7,7 @@
 //! `validation/active-filament/swimmer.toml` with the changes of each variant (`--set`); source and
 //! numbers in validation/active-filament/.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, CaseReport};
 use serde::Deserialize;
@@ -154,10 +155,6 @@ struct Parameters {
     wavelengths: f64,
     sperm_number: f64,
     step_over_bending_time: f64,
-}
-
-fn yes(ok: bool) -> String {
-    String::from(if ok { "yes" } else { "NO" })
 }
 
 /// The case: the swimmer and its variants (reversed wave, free drain, half the step, links restored)

@@ -6,6 +6,7 @@
 //! run on an n x n x 2 grid periodic in z (the flow stays two-dimensional).
 //! 3D (Brachet et al. 1983): u = U sin x cos y cos z, v = -U cos x sin y cos z, w = 0 on [0, 2 pi)^3.
 
+use crate::case::yes;
 use crate::case::{advance_to, CaseFiles};
 use crate::report::{case_dir, pct, png, CaseReport};
 use serde::Deserialize;
@@ -327,7 +328,6 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
     let tol: Tolerances = case.tolerances()?;
     let p: Parameters = case.parameters()?;
     let dir = case_dir(out, case.name)?;
-    let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
     let in_range = |o: f64| (tol.order.0..=tol.order.1).contains(&o);
     let mut passed = true;
     let mut table = Table::new(

@@ -5,6 +5,7 @@
 //! lubrication, the adaptive contact and the enduring-contact rule (seed eq. 22-26) bring it to rest on
 //! the floor. Reference numbers and tolerances: `validation/ten-cate/reference.toml`.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::report::{case_dir, pct, png, CaseReport};
 use serde::Deserialize;
@@ -182,7 +183,6 @@ pub fn report(out: &Path, quick: bool) -> Result<CaseReport, String> {
     let p: Parameters = case.parameters()?;
     let reported: Reported = case.table("reported")?;
     let dir = case_dir(out, case.name)?;
-    let yes = |ok: bool| String::from(if ok { "yes" } else { "NO" });
     let mut passed = true;
     let mut table = Table::new(
         [

@@ -4,6 +4,7 @@
 //! (`crate::gondret` runs it). The effective restitution e_eff is the speed at separation over the speed
 //! at contact. Checks and parameters: `validation/wall-collisions/reference.toml`.
 
+use crate::case::yes;
 use crate::case::CaseFiles;
 use crate::gondret::{run, scene_substeps, Approach, Sphere};
 use crate::report::{case_dir, pct, png, CaseReport};
@@ -441,8 +442,4 @@ fn experiments(
         },
     )?;
     Ok((table, resolution, checks, figure, passed))
-}
-
-fn yes(ok: bool) -> String {
-    String::from(if ok { "yes" } else { "NO" })
 }
