@@ -19,3 +19,4 @@ mod real_space;
 pub mod rpy;
 pub mod spectral;
 mod wave_grid;
+pub mod window;

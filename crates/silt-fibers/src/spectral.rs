@@ -16,6 +16,7 @@ use crate::real_space::{
 };
 use crate::rpy::{PairMobility, RpyKernel};
 use crate::wave_grid::{GridTransforms, Packed};
+use crate::window::{kaiser_bessel_aliasing, kaiser_bessel_shapes, Window, ALIAS_SAMPLES};
 use rayon::prelude::*;
 use rustfft::num_complex::Complex64;
 use silt_core::lanes::with_lanes;
@@ -41,7 +42,7 @@ const NEIGHBOUR_CHOICES: [f64; 7] = [25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 450
 /// or interpolated, three complex values), a grid point of one 3-D FFT per `log₂` of the grid's points
 /// (with the copies between the passes), and a grid point's share of the kernels.
 const PAIR_COST: f64 = 16e-9;
-const SUPPORT_POINT_COST: f64 = 1.75e-9;
+const SUPPORT_POINT_COST: f64 = 2.7e-9;
 const FFT_POINT_COST: f64 = 0.63e-9;
 const MODE_COST: f64 = 2e-9;
 
@@ -134,6 +135,72 @@ fn narrowest_gaussian(q_nyquist: f64, size: f64, bound: f64) -> f64 {
     high
 }
 
+/// The most points per axis a Kaiser–Bessel window may take.
+const MAX_WINDOW_POINTS: usize = 24;
+
+/// The share of the tolerance left to a Kaiser–Bessel window's aliasing (its bound per axis; the
+/// window has no truncation).
+const KAISER_BESSEL_SHARE: f64 = 1.0;
+
+/// The aliasing ratios of every Kaiser–Bessel window tried, by points P and shape β
+/// ([`kaiser_bessel_aliasing`]): the same for every box, computed once.
+fn kaiser_bessel_tables() -> &'static [Vec<(f64, Vec<f64>)>] {
+    static TABLES: std::sync::OnceLock<Vec<Vec<(f64, Vec<f64>)>>> = std::sync::OnceLock::new();
+    TABLES.get_or_init(|| {
+        (0..=MAX_WINDOW_POINTS)
+            .map(|points| {
+                if points < 2 {
+                    return Vec::new();
+                }
+                kaiser_bessel_shapes()
+                    .map(|c| {
+                        let beta = c * points as f64;
+                        (beta, kaiser_bessel_aliasing(points, beta))
+                    })
+                    .collect()
+            })
+            .collect()
+    })
+}
+
+/// The fewest points P of a Kaiser–Bessel window, with the shape β of least aliasing, for which
+/// every mode up to `u_cut = k_c h / π` keeps its aliases' shares (weighted by `Φ(k) (1 + a²k²/3)`
+/// as in [`aliasing`]) within [`KAISER_BESSEL_SHARE`] of the tolerance; `None` when no window of at
+/// most [`MAX_WINDOW_POINTS`] does.
+fn kaiser_bessel_choice(
+    q_nyquist: f64,
+    size: f64,
+    u_cut: f64,
+    tolerance: f64,
+) -> Option<(usize, f64)> {
+    let bound = KAISER_BESSEL_SHARE * tolerance;
+    let last = ((u_cut.min(1.0) * ALIAS_SAMPLES as f64).ceil() as usize).min(ALIAS_SAMPLES);
+    let weights: Vec<f64> = (0..=last)
+        .map(|sample| {
+            let u = sample as f64 / ALIAS_SAMPLES as f64;
+            let q = u * u * q_nyquist;
+            splitting(q) * (1.0 + size * q)
+        })
+        .collect();
+    kaiser_bessel_tables()
+        .iter()
+        .enumerate()
+        .find_map(|(points, shapes)| {
+            let (worst, beta) = shapes
+                .iter()
+                .map(|(beta, ratios)| {
+                    let worst = weights
+                        .iter()
+                        .zip(ratios)
+                        .map(|(w, r)| w * r)
+                        .fold(0.0, f64::max);
+                    (worst, *beta)
+                })
+                .min_by(|a, b| a.0.total_cmp(&b.0))?;
+            (worst <= bound).then_some((points, beta))
+        })
+}
+
 /// The parameters the tolerance sets (see [`SpectralRpy::new`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpectralParameters {
@@ -145,14 +212,31 @@ pub struct SpectralParameters {
     pub wave_cutoff: f64,
     /// Grid points along each axis.
     pub grid: [usize; 3],
-    /// Grid points of a Gaussian's support along each axis.
+    /// Grid points of a window's support along each axis.
     pub support: [usize; 3],
-    /// The Gaussians' standard deviation.
-    pub sigma: f64,
-    /// The Gaussians' truncation, in standard deviations (at least).
-    pub truncation: f64,
-    /// The Gaussians' share `η = 4ξ²σ²` of the wave kernel's decay (`0 < η < 1`).
-    pub gaussian_share: f64,
+    /// The spreading window ([`crate::window`]).
+    pub window: WindowShape,
+}
+
+/// The spreading window the tolerance chose.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WindowShape {
+    /// Kaiser–Bessel windows of shape `beta` over the support (boxes not sheared).
+    KaiserBessel { beta: f64 },
+    /// Gaussians of standard deviation `sigma` cut at `truncation` standard deviations (sheared
+    /// boxes).
+    Gaussian { sigma: f64, truncation: f64 },
+}
+
+impl std::fmt::Display for WindowShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            WindowShape::KaiserBessel { beta } => write!(f, "Kaiser–Bessel, β = {beta:.2}"),
+            WindowShape::Gaussian { sigma, truncation } => {
+                write!(f, "Gaussian, σ = {sigma:.4}, cut at {truncation:.2} σ")
+            }
+        }
+    }
 }
 
 impl SpectralParameters {
@@ -222,6 +306,11 @@ pub struct SpectralRpy {
     parameters: SpectralParameters,
     /// Grid spacing along each axis.
     spacing: Vec3,
+    /// The spreading window.
+    window: Window,
+    /// `1 / ŵ(k)²` at each grid wave number along each axis (the window's transform, spread and
+    /// interpolated, divided out of the kernels).
+    deconvolution: [Vec<f64>; 3],
     table: RealTable,
     /// The image shifts of the real-space lists ([`crate::real_space::image_index`]).
     shifts: Vec<[f64; 4]>,
@@ -468,20 +557,33 @@ impl SpectralRpy {
             for refinement in 0..40 {
                 let h = PI / wave_cutoff * 0.97f64.powi(refinement);
                 let q_nyquist = (PI / h).powi(2) / (4.0 * xi * xi);
-                let s = narrowest_gaussian(q_nyquist, size, ALIASING_SHARE * tolerance);
-                if 4.0 * xi * xi * s * s * h * h > MAX_SHARE {
-                    continue;
-                }
                 let grid: [usize; 3] = std::array::from_fn(|axis| {
                     let finer = if axis == 1 { 1.0 + max_shear } else { 1.0 };
                     fft_friendly(((lengths[axis] * finer / h).ceil() as usize).max(8))
                 });
                 let spacing = lengths / Vec3::new(grid[0] as f64, grid[1] as f64, grid[2] as f64);
-                let sigma = s * h;
-                let support: [usize; 3] = std::array::from_fn(|axis| {
-                    (2.0 * truncation * sigma / spacing[axis]).floor() as usize + 1
-                });
-                // A Gaussian wider than the box would overlap its own images on the grid.
+                let window = if max_shear == 0.0 {
+                    // The fewest points of a Kaiser–Bessel window (and its shape) that meet the
+                    // aliasing bound up to the wave cutoff.
+                    let Some((points, beta)) =
+                        kaiser_bessel_choice(q_nyquist, size, wave_cutoff * h / PI, tolerance)
+                    else {
+                        continue;
+                    };
+                    ([points; 3], WindowShape::KaiserBessel { beta })
+                } else {
+                    let s = narrowest_gaussian(q_nyquist, size, ALIASING_SHARE * tolerance);
+                    if 4.0 * xi * xi * s * s * h * h > MAX_SHARE {
+                        continue;
+                    }
+                    let sigma = s * h;
+                    let support: [usize; 3] = std::array::from_fn(|axis| {
+                        (2.0 * truncation * sigma / spacing[axis]).floor() as usize + 1
+                    });
+                    (support, WindowShape::Gaussian { sigma, truncation })
+                };
+                let (support, window) = window;
+                // A window wider than the box would overlap its own images on the grid.
                 if (0..3).any(|axis| support[axis] > grid[axis]) {
                     continue;
                 }
@@ -491,9 +593,7 @@ impl SpectralRpy {
                     wave_cutoff,
                     grid,
                     support,
-                    sigma,
-                    truncation,
-                    gaussian_share: 4.0 * xi * xi * sigma * sigma,
+                    window,
                 };
                 if candidate.grid_bytes() > MAX_GRID_BYTES {
                     smallest_grid = smallest_grid.min(candidate.grid_bytes());
@@ -519,11 +619,30 @@ impl SpectralRpy {
         };
         let grid = parameters.grid;
         let spacing = lengths / Vec3::new(grid[0] as f64, grid[1] as f64, grid[2] as f64);
+        let window = match parameters.window {
+            WindowShape::KaiserBessel { beta } => Window::kaiser_bessel(
+                beta,
+                std::array::from_fn(|axis| parameters.support[axis] as f64 * spacing[axis] / 2.0),
+            ),
+            WindowShape::Gaussian { sigma, truncation } => Window::Gaussian { sigma, truncation },
+        };
+        // 1 / (the window's transform)² at each grid wave number along each axis.
+        let deconvolution = std::array::from_fn(|axis| {
+            (0..grid[axis])
+                .map(|i| {
+                    window
+                        .transform(wave_number(i, grid[axis], lengths[axis]), axis)
+                        .powi(-2)
+                })
+                .collect()
+        });
         Ok(SpectralRpy {
             kernel,
             lengths,
             parameters,
             spacing,
+            window,
+            deconvolution,
             table: real_table(&kernel, parameters.xi, parameters.real_cutoff, tolerance),
             shifts: image_shifts(lengths),
             transforms: GridTransforms::new(grid),
@@ -834,16 +953,14 @@ impl SpectralRpy {
         let n = self.parameters.grid;
         let rows = if t == 0.0 { 1 } else { p[1] };
         let stride = rows * p[0] + p[1] + p[2];
-        let two_sigma2 = 2.0 * self.parameters.sigma.powi(2);
-        let norm = (PI * two_sigma2).powf(-0.5);
-        let reach = self.parameters.truncation * self.parameters.sigma;
         let h = self.spacing;
+        let reach: [f64; 3] = std::array::from_fn(|axis| self.window.reach(axis));
         // The first index of the points within reach of `centre` along `axis`, and their weights.
         let window = |centre: f64, axis: usize, weights: &mut Vec<f64>| -> i64 {
-            let start = ((centre - reach) / h[axis]).ceil() as i64;
+            let start = ((centre - reach[axis]) / h[axis]).ceil() as i64;
             weights.extend((0..p[axis]).map(|q| {
                 let d = (start + q as i64) as f64 * h[axis] - centre;
-                norm * (-d * d / two_sigma2).exp()
+                self.window.weight(d, axis)
             }));
             start
         };
@@ -852,7 +969,7 @@ impl SpectralRpy {
             .map(|&x| {
                 let mut weights = Vec::with_capacity(stride);
                 let mut first_x = Vec::with_capacity(rows);
-                let start_y = ((x.y - reach) / h.y).ceil() as i64;
+                let start_y = ((x.y - reach[1]) / h.y).ceil() as i64;
                 for row in 0..rows {
                     let dy = (start_y + row as i64) as f64 * h.y - x.y;
                     let start = window(x.x - t * dy, 0, &mut weights);
@@ -1136,13 +1253,21 @@ impl SpectralRpy {
         let a = self.kernel.radius();
         let volume = self.lengths.x * self.lengths.y * self.lengths.z;
         let cell = self.spacing.x * self.spacing.y * self.spacing.z;
-        let keep = 1.0 - self.parameters.gaussian_share;
+        // The window's transform divided out (twice: spread and interpolated), along y at the
+        // physical k_y in a sheared box.
+        let deconvolution = self.deconvolution[0][i]
+            * self.deconvolution[2][l]
+            * if t == 0.0 {
+                self.deconvolution[1][j]
+            } else {
+                self.window.transform(k[1], 1).powi(-2)
+            };
         let i_unit = Complex64::new(0.0, 1.0);
         let f: Packed = std::array::from_fn(|c| (here[c] + there[c].conj()) * 0.5);
         let torque: Packed =
             std::array::from_fn(|c| (here[c] - there[c].conj()) * Complex64::new(0.0, -0.5));
         let q = k2 / (4.0 * xi * xi);
-        let split = cell / (eta * volume) * (1.0 + q + 2.0 * q * q) * (-keep * q).exp();
+        let split = cell / (eta * volume) * (1.0 + q + 2.0 * q * q) * (-q).exp() * deconvolution;
         let translation = split * (1.0 - a * a * k2 / 3.0) / k2;
         let coupling = split / (2.0 * k2);
         let rotation = split / 4.0;

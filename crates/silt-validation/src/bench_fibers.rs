@@ -120,7 +120,7 @@ pub struct PeriodicRow {
     pub beads: usize,
     pub tolerance: f64,
     pub threads: usize,
-    /// The grid and the Gaussians' support the tolerance chose, and the real-space neighbours.
+    /// The grid and the windows' support the tolerance chose, and the real-space neighbours.
     pub grid: [usize; 3],
     pub support: usize,
     pub neighbours: f64,
@@ -166,7 +166,7 @@ impl FiberBenchReport {
         }
         step_table(&mut s, "shear, RPY, gears, CG", &self.steps);
         s.push_str(
-            "\n| periodic RPY product (6N, overlap correction) | tolerance | threads | grid | Gaussian | \
+            "\n| periodic RPY product (6N, overlap correction) | tolerance | threads | grid | window | \
              neighbours | first ms | repeated ms | unbounded O(N²) ms | unbounded / repeated | \
              pystokes.periodic TT ms (difference) |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
         );

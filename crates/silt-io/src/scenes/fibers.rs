@@ -1034,7 +1034,7 @@ fn report(
             out,
             "periodic box {} x {} x {} (volume fraction {}); RPY Ewald sum to relative error {:e}: \
              splitting ξ = {}, real-space cutoff {} (about {} beads), grid {} x {} x {} \
-             ({} MiB), Gaussians of {} x {} x {} points (σ = {}); about {} s per product on one \
+             ({} MiB), windows of {} x {} x {} points ({}); about {} s per product on one \
              core",
             num(lengths.x),
             num(lengths.y),
@@ -1052,7 +1052,7 @@ fn report(
             p.support[0],
             p.support[1],
             p.support[2],
-            num(p.sigma),
+            p.window,
             num(p.cost(beads, neighbours * beads as f64))
         );
     }
