@@ -36,6 +36,10 @@ pub trait Lanes:
     fn to_array(self) -> [f64; LANES];
     fn sqrt(self) -> Self;
     fn abs(self) -> Self;
+    /// Lane-wise round towards −∞.
+    fn floor(self) -> Self;
+    /// Each lane truncated to an integer (lanes from 0 to `i32::MAX`): table indices.
+    fn to_indices(self) -> [u32; LANES];
     /// Lane-wise `self > other`.
     fn gt(self, other: Self) -> Self::Mask;
     /// Lane-wise `self >= other`.
@@ -128,6 +132,14 @@ impl Lanes for F64x4 {
     #[inline(always)]
     fn abs(self) -> Self {
         self.map(f64::abs)
+    }
+    #[inline(always)]
+    fn floor(self) -> Self {
+        self.map(f64::floor)
+    }
+    #[inline(always)]
+    fn to_indices(self) -> [u32; LANES] {
+        self.0.map(|v| v as i32 as u32)
     }
     #[inline(always)]
     fn gt(self, other: Self) -> Mask4 {
@@ -267,6 +279,15 @@ mod avx {
         #[inline(always)]
         fn sqrt(self) -> Self {
             self.with(self.simd.avx._mm256_sqrt_pd(self.value))
+        }
+        #[inline(always)]
+        fn floor(self) -> Self {
+            self.with(self.simd.avx._mm256_floor_pd(self.value))
+        }
+        #[inline(always)]
+        fn to_indices(self) -> [u32; LANES] {
+            let indices: [i32; LANES] = cast(self.simd.avx._mm256_cvttpd_epi32(self.value));
+            indices.map(|i| i as u32)
         }
         #[inline(always)]
         fn abs(self) -> Self {

@@ -76,6 +76,10 @@ fn mobility_block(mobility: &Mobility, positions: &[Vec3], i: usize, j: usize) -
     ]
 }
 
+/// Systems of at most this many beads have their mobility blocks evaluated once each before the
+/// assembly (at most 2.6 MB of blocks).
+const MAX_CACHED_BEADS: usize = 96;
+
 /// `J M* Jᵀ` (row-major, `rows × rows`): each pair of 3-row blocks `p` (bead i) and `q` (bead j) adds
 /// `G_p M_ij G_qᵀ`, `G = [translation, rotation]`. Rows are filled in parallel, each summing its
 /// blocks in a fixed order.
@@ -116,6 +120,28 @@ fn assemble_rows(
     for b in &system.blocks {
         by_row[b.row / 3].push(b);
     }
+    // A small system (a fiber's group in the preconditioner) evaluates each bead pair's block once
+    // (a constraint's two blocks and its neighbours' share beads); a large one as it goes.
+    let mut beads: Vec<usize> = system.blocks.iter().map(|b| b.bead).collect();
+    beads.sort_unstable();
+    beads.dedup();
+    let cached: Option<Vec<[DMat3; 4]>> = (beads.len() <= MAX_CACHED_BEADS).then(|| {
+        beads
+            .par_iter()
+            .flat_map_iter(|&i| {
+                beads
+                    .iter()
+                    .map(move |&j| mobility_block(mobility, positions, i, j))
+            })
+            .collect()
+    });
+    let block_of = |i: usize, j: usize| match &cached {
+        Some(blocks) => {
+            let place = |b: usize| beads.binary_search(&b).expect("a bead of the system");
+            blocks[place(i) * beads.len() + place(j)]
+        }
+        None => mobility_block(mobility, positions, i, j),
+    };
     let mut matrix = vec![0.0; 3 * constraints.len() * rows];
     matrix
         .par_chunks_mut(3 * rows)
@@ -123,7 +149,7 @@ fn assemble_rows(
         .for_each(|(out, row_blocks)| {
             for p in row_blocks {
                 for q in &system.blocks {
-                    let block = mobility_block(mobility, positions, p.bead, q.bead);
+                    let block = block_of(p.bead, q.bead);
                     let [tt, tr, rt, rr] = block;
                     // G_p M G_qᵀ = T_p (tt T_qᵀ + tr R_qᵀ) + R_p (rt T_qᵀ + rr R_qᵀ).
                     let (tq, rq) = (q.translation.transpose(), q.rotation.transpose());

@@ -187,6 +187,9 @@ impl LaneWork for RealRows<'_> {
         let (zero, one) = (L::splat(maker, 0.0), L::splat(maker, 1.0));
         let shear = L::splat(maker, shear);
         let inverse_step = L::splat(maker, 1.0 / table.step);
+        // Per chunk of four images, what the second pass needs: the first pass carries nothing from
+        // one chunk to the next, so their square roots and divisions overlap.
+        let mut geometry: Vec<(Vec3Lanes<L>, L, L, [u32; LANES])> = Vec::new();
         for (offset, out) in self.out.iter_mut().enumerate() {
             let place = self.from + offset;
             let i = list.first + place;
@@ -197,31 +200,19 @@ impl LaneWork for RealRows<'_> {
                 y: L::splat(maker, origin[1]),
                 z: L::splat(maker, origin[2]),
             };
-            let mut v = Vec3Lanes {
-                x: zero,
-                y: zero,
-                z: zero,
-            };
-            let mut w = v;
             let (start, end) = (list.starts[place], list.starts[place + 1]);
+            // 1. Each chunk's direction, 1/r³ and place in the table.
+            geometry.clear();
             for chunk in (start..end).step_by(LANES) {
                 // Four images (idle lanes: an image at the idle distance with no load).
                 let mut at = [idle; LANES];
                 let mut shift = [[0.0; 4]; LANES];
-                let mut force = [[0.0; 4]; LANES];
-                let mut torque = [[0.0; 4]; LANES];
                 for k in 0..LANES.min(end - chunk) {
-                    let j = list.sources[chunk + k] as usize;
-                    at[k] = positions[j];
+                    at[k] = positions[list.sources[chunk + k] as usize];
                     shift[k] = shifts[list.images[chunk + k] as usize];
-                    let load = &loads[j];
-                    force[k] = [load[0], load[1], load[2], load[3]];
-                    torque[k] = [load[4], load[5], load[6], load[7]];
                 }
                 let [x, y, z, _] = L::transpose(maker, at);
                 let [sx, sy, sz, _] = L::transpose(maker, shift);
-                let [fx, fy, fz, _] = L::transpose(maker, force);
-                let [tx, ty, tz, _] = L::transpose(maker, torque);
                 // ρ = (Y_i − shift) − Y_j in sheared coordinates, then ρ_x += t ρ_y.
                 let sheared = Vec3Lanes {
                     x: (origin.x - sx) - x,
@@ -240,10 +231,34 @@ impl LaneWork for RealRows<'_> {
                     z: rho.z * inverse_r,
                 };
                 // The table's interval and place in it, lane by lane.
-                let u = (r * inverse_step).to_array();
-                let nodes = u.map(|u| u as usize);
-                let f = L::from_array(maker, std::array::from_fn(|k| u[k] - nodes[k] as f64));
-                let inverse_r3 = inverse_r * inverse_r * inverse_r;
+                let u = r * inverse_step;
+                let whole = u.floor();
+                geometry.push((
+                    direction,
+                    inverse_r * inverse_r * inverse_r,
+                    u - whole,
+                    whole.to_indices(),
+                ));
+            }
+            // 2. Each chunk's kernels applied to the loads.
+            let mut v = Vec3Lanes {
+                x: zero,
+                y: zero,
+                z: zero,
+            };
+            let mut w = v;
+            for (chunk, &(direction, inverse_r3, f, nodes)) in
+                (start..end).step_by(LANES).zip(&geometry)
+            {
+                let mut force = [[0.0; 4]; LANES];
+                let mut torque = [[0.0; 4]; LANES];
+                for k in 0..LANES.min(end - chunk) {
+                    let load = &loads[list.sources[chunk + k] as usize];
+                    force[k] = [load[0], load[1], load[2], load[3]];
+                    torque[k] = [load[4], load[5], load[6], load[7]];
+                }
+                let [fx, fy, fz, _] = L::transpose(maker, force);
+                let [tx, ty, tz, _] = L::transpose(maker, torque);
                 let kernel = |c| tabulated::<L>(maker, table, nodes, c, f) * inverse_r3;
                 let (tt_isotropic, tt_along, coupling) = (kernel(0), kernel(1), kernel(2));
                 let (rr_isotropic, rr_along) = (kernel(3), kernel(4));
@@ -287,11 +302,11 @@ impl LaneWork for RealRows<'_> {
 fn tabulated<L: Lanes>(
     maker: L::Maker,
     table: &RealTable,
-    nodes: [usize; LANES],
+    nodes: [u32; LANES],
     c: usize,
     f: L,
 ) -> L {
-    let [c0, c1, c2, c3] = L::transpose(maker, nodes.map(|n| table.intervals[n][c]));
+    let [c0, c1, c2, c3] = L::transpose(maker, nodes.map(|n| table.intervals[n as usize][c]));
     ((c3 * f + c2) * f + c1) * f + c0
 }
 

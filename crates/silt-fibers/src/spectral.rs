@@ -142,10 +142,13 @@ const MAX_WINDOW_POINTS: usize = 24;
 /// window has no truncation).
 const KAISER_BESSEL_SHARE: f64 = 1.0;
 
+/// A Kaiser–Bessel shape β and its aliasing ratios ([`kaiser_bessel_aliasing`]).
+type ShapeAliasing = (f64, Vec<f64>);
+
 /// The aliasing ratios of every Kaiser–Bessel window tried, by points P and shape β
 /// ([`kaiser_bessel_aliasing`]): the same for every box, computed once.
-fn kaiser_bessel_tables() -> &'static [Vec<(f64, Vec<f64>)>] {
-    static TABLES: std::sync::OnceLock<Vec<Vec<(f64, Vec<f64>)>>> = std::sync::OnceLock::new();
+fn kaiser_bessel_tables() -> &'static [Vec<ShapeAliasing>] {
+    static TABLES: std::sync::OnceLock<Vec<Vec<ShapeAliasing>>> = std::sync::OnceLock::new();
     TABLES.get_or_init(|| {
         (0..=MAX_WINDOW_POINTS)
             .map(|points| {

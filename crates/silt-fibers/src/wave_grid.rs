@@ -200,6 +200,8 @@ impl GridTransforms {
                 if !needed_l.iter().any(|&n| n) {
                     return;
                 }
+                // The z lines of set p (0: i, 1: −i) that hold needed modes.
+                let mirror_l = |p: usize, l: usize| if p == 0 { l } else { (n2 - l) % n2 };
                 for p in 0..count {
                     let rows = if p == 0 {
                         &first
@@ -209,11 +211,12 @@ impl GridTransforms {
                     for (m, row) in rows.iter().enumerate() {
                         let (j, c) = (m / 3, m % 3);
                         for (l, value) in row.iter().enumerate() {
-                            lines[line(p, c, l) + j] = *value;
+                            if needed_l[mirror_l(p, l)] {
+                                lines[line(p, c, l) + j] = *value;
+                            }
                         }
                     }
                 }
-                let mirror_l = |p: usize, l: usize| if p == 0 { l } else { (n2 - l) % n2 };
                 for p in 0..count {
                     for c in 0..3 {
                         for l in (0..n2).filter(|&l| needed_l[mirror_l(p, l)]) {
