@@ -40,6 +40,10 @@ pub trait Lanes:
     fn floor(self) -> Self;
     /// Each lane truncated to an integer (lanes from 0 to `i32::MAX`): table indices.
     fn to_indices(self) -> [u32; LANES];
+    /// Each lane rounded to single precision (to nearest, ties to even).
+    fn to_f32(self) -> [f32; LANES];
+    /// Single-precision values widened (exactly).
+    fn from_f32(maker: Self::Maker, values: [f32; LANES]) -> Self;
     /// Lane-wise `self > other`.
     fn gt(self, other: Self) -> Self::Mask;
     /// Lane-wise `self >= other`.
@@ -140,6 +144,14 @@ impl Lanes for F64x4 {
     #[inline(always)]
     fn to_indices(self) -> [u32; LANES] {
         self.0.map(|v| v as i32 as u32)
+    }
+    #[inline(always)]
+    fn to_f32(self) -> [f32; LANES] {
+        self.0.map(|v| v as f32)
+    }
+    #[inline(always)]
+    fn from_f32(_: (), values: [f32; LANES]) -> Self {
+        F64x4(values.map(f64::from))
     }
     #[inline(always)]
     fn gt(self, other: Self) -> Mask4 {
@@ -288,6 +300,17 @@ mod avx {
         fn to_indices(self) -> [u32; LANES] {
             let indices: [i32; LANES] = cast(self.simd.avx._mm256_cvttpd_epi32(self.value));
             indices.map(|i| i as u32)
+        }
+        #[inline(always)]
+        fn to_f32(self) -> [f32; LANES] {
+            cast(self.simd.avx._mm256_cvtpd_ps(self.value))
+        }
+        #[inline(always)]
+        fn from_f32(simd: V3, values: [f32; LANES]) -> Self {
+            Avx4 {
+                simd,
+                value: simd.avx._mm256_cvtps_pd(cast(values)),
+            }
         }
         #[inline(always)]
         fn abs(self) -> Self {
@@ -585,7 +608,14 @@ mod tests {
                 );
                 assert_eq!(a.length_squared().sqrt().to_array()[k], va[k].length());
                 assert_eq!((-s).abs().to_array()[k], vs[k].abs());
+                assert_eq!(s.floor().to_array()[k].to_bits(), vs[k].floor().to_bits());
+                let narrow = (s * s).to_f32()[k];
+                assert_eq!(narrow.to_bits(), ((vs[k] * vs[k]) as f32).to_bits());
+                let wide = L::from_f32(maker, (s * s).to_f32()).to_array()[k];
+                assert_eq!(wide.to_bits(), f64::from(narrow).to_bits());
             }
+            let places = L::from_array(maker, [0.0, 2.999, 7.5, 1e6]).to_indices();
+            assert_eq!(places, [0, 2, 7, 1_000_000]);
             let x = L::from_array(maker, [1.0, 2.0, 3.0, f64::NAN]);
             let half = L::splat(maker, 2.5);
             let m = x.gt(half);

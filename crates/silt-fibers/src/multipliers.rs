@@ -135,24 +135,33 @@ fn assemble_rows(
             })
             .collect()
     });
-    let block_of = |i: usize, j: usize| match &cached {
-        Some(blocks) => {
-            let place = |b: usize| beads.binary_search(&b).expect("a bead of the system");
-            blocks[place(i) * beads.len() + place(j)]
-        }
-        None => mobility_block(mobility, positions, i, j),
-    };
+    let place = |b: usize| beads.binary_search(&b).expect("a bead of the system");
+    // Each block's bead among `beads`, and its transposed Jacobian blocks.
+    let columns: Vec<(usize, DMat3, DMat3)> = system
+        .blocks
+        .iter()
+        .map(|q| {
+            (
+                place(q.bead),
+                q.translation.transpose(),
+                q.rotation.transpose(),
+            )
+        })
+        .collect();
     let mut matrix = vec![0.0; 3 * constraints.len() * rows];
     matrix
         .par_chunks_mut(3 * rows)
         .zip(by_row[constraints].par_iter())
         .for_each(|(out, row_blocks)| {
             for p in row_blocks {
-                for q in &system.blocks {
-                    let block = block_of(p.bead, q.bead);
+                let row_bead = place(p.bead);
+                for (q, &(column_bead, tq, rq)) in system.blocks.iter().zip(&columns) {
+                    let block = match &cached {
+                        Some(blocks) => blocks[row_bead * beads.len() + column_bead],
+                        None => mobility_block(mobility, positions, p.bead, q.bead),
+                    };
                     let [tt, tr, rt, rr] = block;
                     // G_p M G_qᵀ = T_p (tt T_qᵀ + tr R_qᵀ) + R_p (rt T_qᵀ + rr R_qᵀ).
-                    let (tq, rq) = (q.translation.transpose(), q.rotation.transpose());
                     let product =
                         p.translation * (tt * tq + tr * rq) + p.rotation * (rt * tq + rr * rq);
                     for a in 0..3 {

@@ -6,7 +6,7 @@
 //! one. Each bead's row sums in its list's order, so the numbers do not depend on the threads.
 
 use crate::rpy::{PairLanes, PairMobility};
-use silt_core::lanes::{LaneWork, Lanes, Vec3Lanes, LANES};
+use silt_core::lanes::{with_lanes, LaneWork, Lanes, Vec3Lanes, LANES};
 use silt_core::Vec3;
 
 /// Image shifts of up to two box lengths each way: `(d_x + 2) + 5 (d_y + 2) + 25 (d_z + 2)`.
@@ -161,7 +161,200 @@ pub(crate) struct RealSources<'a> {
     pub(crate) idle_distance: f64,
 }
 
-/// The real-space velocities `(V, W)` of the beads of one [`Neighbours`] run, into `out`.
+/// One chunk of four images as the lanes read it: the direction from the image to the bead and the
+/// five kernels of [`RealTable`] (divided by `r³`), each rounded to single precision (32 bytes an
+/// image: a repeated product streams them instead of evaluating the table).
+pub(crate) type KernelChunk = [[f32; LANES]; 8];
+
+/// The [`KernelChunk`]s of a run of beads' images, in the order of their lists.
+#[derive(Default)]
+pub(crate) struct StoredKernels {
+    /// Per bead of the run, where its chunks start (and the end).
+    pub(crate) starts: Vec<usize>,
+    pub(crate) chunks: Vec<KernelChunk>,
+}
+
+impl StoredKernels {
+    /// Where the chunks of beads `from .. from + count` of `list` start, from 0 (and the end).
+    pub(crate) fn starts(list: &Neighbours, from: usize, count: usize) -> Vec<usize> {
+        let mut starts = Vec::with_capacity(count + 1);
+        starts.push(0);
+        for place in from..from + count {
+            let images = list.starts[place + 1] - list.starts[place];
+            starts.push(starts[starts.len() - 1] + images.div_ceil(LANES));
+        }
+        starts
+    }
+
+    /// The chunks of beads `from .. from + count` of `list`, into `out` (as many as
+    /// [`StoredKernels::starts`] counts).
+    pub(crate) fn fill(
+        sources: &RealSources,
+        list: &Neighbours,
+        from: usize,
+        count: usize,
+        out: &mut [KernelChunk],
+    ) {
+        with_lanes(KernelRows {
+            sources,
+            neighbours: list,
+            from,
+            count,
+            out,
+        })
+    }
+
+    /// The kernels of beads `from .. from + count` of `list` in `self`, its memory reused.
+    pub(crate) fn refill(
+        &mut self,
+        sources: &RealSources,
+        list: &Neighbours,
+        from: usize,
+        count: usize,
+    ) {
+        self.starts = StoredKernels::starts(list, from, count);
+        self.chunks.resize(self.starts[count], [[0.0; LANES]; 8]);
+        StoredKernels::fill(sources, list, from, count, &mut self.chunks);
+    }
+}
+
+/// Bead `place` of a run: its origin in lanes and the position of its idle lanes' image.
+#[inline(always)]
+fn origin_of<L: Lanes>(
+    maker: L::Maker,
+    sources: &RealSources,
+    list: &Neighbours,
+    place: usize,
+) -> (Vec3Lanes<L>, [f64; 4]) {
+    let origin = sources.positions[list.first + place];
+    let idle = [origin[0] - sources.idle_distance, origin[1], origin[2], 0.0];
+    (
+        Vec3Lanes {
+            x: L::splat(maker, origin[0]),
+            y: L::splat(maker, origin[1]),
+            z: L::splat(maker, origin[2]),
+        },
+        idle,
+    )
+}
+
+/// The chunk of four images from `chunk` (of a list ending at `end`): each image's direction to the
+/// bead at `origin`, `1/r³`, and its interval of the table and place in it (idle lanes: an image at
+/// the idle distance).
+#[inline(always)]
+fn chunk_geometry<L: Lanes>(
+    maker: L::Maker,
+    sources: &RealSources,
+    list: &Neighbours,
+    (origin, idle): (Vec3Lanes<L>, [f64; 4]),
+    chunk: usize,
+    end: usize,
+) -> (Vec3Lanes<L>, L, L, [u32; LANES]) {
+    let mut at = [idle; LANES];
+    let mut shift = [[0.0; 4]; LANES];
+    for k in 0..LANES.min(end - chunk) {
+        at[k] = sources.positions[list.sources[chunk + k] as usize];
+        shift[k] = sources.shifts[list.images[chunk + k] as usize];
+    }
+    let [x, y, z, _] = L::transpose(maker, at);
+    let [sx, sy, sz, _] = L::transpose(maker, shift);
+    // ρ = (Y_i − shift) − Y_j in sheared coordinates, then ρ_x += t ρ_y.
+    let sheared = Vec3Lanes {
+        x: (origin.x - sx) - x,
+        y: (origin.y - sy) - y,
+        z: (origin.z - sz) - z,
+    };
+    let rho = Vec3Lanes {
+        x: sheared.x + L::splat(maker, sources.shear) * sheared.y,
+        ..sheared
+    };
+    let r = rho.length_squared().sqrt();
+    let inverse_r = L::splat(maker, 1.0) / r;
+    let direction = Vec3Lanes {
+        x: rho.x * inverse_r,
+        y: rho.y * inverse_r,
+        z: rho.z * inverse_r,
+    };
+    // The table's interval and place in it, lane by lane.
+    let u = r * L::splat(maker, 1.0 / sources.table.step);
+    let whole = u.floor();
+    (
+        direction,
+        inverse_r * inverse_r * inverse_r,
+        u - whole,
+        whole.to_indices(),
+    )
+}
+
+/// The five kernels of a chunk, `(tt_isotropic, tt_along, coupling, rr_isotropic, rr_along)`.
+#[inline(always)]
+fn chunk_kernels<L: Lanes>(
+    maker: L::Maker,
+    table: &RealTable,
+    (inverse_r3, f, nodes): (L, L, [u32; LANES]),
+) -> [L; 5] {
+    [
+        tabulated::<L>(maker, table, nodes, 0, f) * inverse_r3,
+        tabulated::<L>(maker, table, nodes, 1, f) * inverse_r3,
+        tabulated::<L>(maker, table, nodes, 2, f) * inverse_r3,
+        tabulated::<L>(maker, table, nodes, 3, f) * inverse_r3,
+        tabulated::<L>(maker, table, nodes, 4, f) * inverse_r3,
+    ]
+}
+
+/// The loads of a chunk's sources (idle lanes: none).
+#[inline(always)]
+fn chunk_loads<L: Lanes>(
+    maker: L::Maker,
+    loads: &[[f64; 8]],
+    list: &Neighbours,
+    chunk: usize,
+    end: usize,
+) -> (Vec3Lanes<L>, Vec3Lanes<L>) {
+    let mut force = [[0.0; 4]; LANES];
+    let mut torque = [[0.0; 4]; LANES];
+    for k in 0..LANES.min(end - chunk) {
+        let load = &loads[list.sources[chunk + k] as usize];
+        force[k] = [load[0], load[1], load[2], load[3]];
+        torque[k] = [load[4], load[5], load[6], load[7]];
+    }
+    let [fx, fy, fz, _] = L::transpose(maker, force);
+    let [tx, ty, tz, _] = L::transpose(maker, torque);
+    (
+        Vec3Lanes {
+            x: fx,
+            y: fy,
+            z: fz,
+        },
+        Vec3Lanes {
+            x: tx,
+            y: ty,
+            z: tz,
+        },
+    )
+}
+
+/// The velocities of a bead's close pairs, added to its lanes' sum.
+fn with_close_pairs(
+    loads: &[[f64; 8]],
+    list: &Neighbours,
+    place: usize,
+    (mut v, mut w): (Vec3, Vec3),
+) -> (Vec3, Vec3) {
+    for (j, pair) in &list.close[list.close_starts[place]..list.close_starts[place + 1]] {
+        let load = &loads[*j as usize];
+        let (dv, dw) = pair.velocities(
+            Vec3::new(load[0], load[1], load[2]),
+            Vec3::new(load[4], load[5], load[6]),
+        );
+        v += dv;
+        w += dw;
+    }
+    (v, w)
+}
+
+/// The real-space velocities `(V, W)` of the beads of one [`Neighbours`] run, into `out`, the
+/// kernels evaluated from the table in double precision.
 pub(crate) struct RealRows<'a> {
     pub(crate) sources: &'a RealSources<'a>,
     pub(crate) neighbours: &'a Neighbours,
@@ -175,72 +368,19 @@ impl LaneWork for RealRows<'_> {
 
     #[inline(always)]
     fn run<L: Lanes>(self, maker: L::Maker) {
-        let RealSources {
-            positions,
-            loads,
-            shifts,
-            shear,
-            table,
-            idle_distance,
-        } = *self.sources;
-        let list = self.neighbours;
-        let (zero, one) = (L::splat(maker, 0.0), L::splat(maker, 1.0));
-        let shear = L::splat(maker, shear);
-        let inverse_step = L::splat(maker, 1.0 / table.step);
+        let (sources, list) = (self.sources, self.neighbours);
+        let zero = L::splat(maker, 0.0);
         // Per chunk of four images, what the second pass needs: the first pass carries nothing from
         // one chunk to the next, so their square roots and divisions overlap.
-        let mut geometry: Vec<(Vec3Lanes<L>, L, L, [u32; LANES])> = Vec::new();
+        let mut geometry = Vec::new();
         for (offset, out) in self.out.iter_mut().enumerate() {
             let place = self.from + offset;
-            let i = list.first + place;
-            let origin = positions[i];
-            let idle = [origin[0] - idle_distance, origin[1], origin[2], 0.0];
-            let origin = Vec3Lanes {
-                x: L::splat(maker, origin[0]),
-                y: L::splat(maker, origin[1]),
-                z: L::splat(maker, origin[2]),
-            };
+            let origin = origin_of::<L>(maker, sources, list, place);
             let (start, end) = (list.starts[place], list.starts[place + 1]);
-            // 1. Each chunk's direction, 1/r³ and place in the table.
             geometry.clear();
             for chunk in (start..end).step_by(LANES) {
-                // Four images (idle lanes: an image at the idle distance with no load).
-                let mut at = [idle; LANES];
-                let mut shift = [[0.0; 4]; LANES];
-                for k in 0..LANES.min(end - chunk) {
-                    at[k] = positions[list.sources[chunk + k] as usize];
-                    shift[k] = shifts[list.images[chunk + k] as usize];
-                }
-                let [x, y, z, _] = L::transpose(maker, at);
-                let [sx, sy, sz, _] = L::transpose(maker, shift);
-                // ρ = (Y_i − shift) − Y_j in sheared coordinates, then ρ_x += t ρ_y.
-                let sheared = Vec3Lanes {
-                    x: (origin.x - sx) - x,
-                    y: (origin.y - sy) - y,
-                    z: (origin.z - sz) - z,
-                };
-                let rho = Vec3Lanes {
-                    x: sheared.x + shear * sheared.y,
-                    ..sheared
-                };
-                let r = rho.length_squared().sqrt();
-                let inverse_r = one / r;
-                let direction = Vec3Lanes {
-                    x: rho.x * inverse_r,
-                    y: rho.y * inverse_r,
-                    z: rho.z * inverse_r,
-                };
-                // The table's interval and place in it, lane by lane.
-                let u = r * inverse_step;
-                let whole = u.floor();
-                geometry.push((
-                    direction,
-                    inverse_r * inverse_r * inverse_r,
-                    u - whole,
-                    whole.to_indices(),
-                ));
+                geometry.push(chunk_geometry(maker, sources, list, origin, chunk, end));
             }
-            // 2. Each chunk's kernels applied to the loads.
             let mut v = Vec3Lanes {
                 x: zero,
                 y: zero,
@@ -250,28 +390,9 @@ impl LaneWork for RealRows<'_> {
             for (chunk, &(direction, inverse_r3, f, nodes)) in
                 (start..end).step_by(LANES).zip(&geometry)
             {
-                let mut force = [[0.0; 4]; LANES];
-                let mut torque = [[0.0; 4]; LANES];
-                for k in 0..LANES.min(end - chunk) {
-                    let load = &loads[list.sources[chunk + k] as usize];
-                    force[k] = [load[0], load[1], load[2], load[3]];
-                    torque[k] = [load[4], load[5], load[6], load[7]];
-                }
-                let [fx, fy, fz, _] = L::transpose(maker, force);
-                let [tx, ty, tz, _] = L::transpose(maker, torque);
-                let kernel = |c| tabulated::<L>(maker, table, nodes, c, f) * inverse_r3;
-                let (tt_isotropic, tt_along, coupling) = (kernel(0), kernel(1), kernel(2));
-                let (rr_isotropic, rr_along) = (kernel(3), kernel(4));
-                let force = Vec3Lanes {
-                    x: fx,
-                    y: fy,
-                    z: fz,
-                };
-                let torque = Vec3Lanes {
-                    x: tx,
-                    y: ty,
-                    z: tz,
-                };
+                let [tt_isotropic, tt_along, coupling, rr_isotropic, rr_along] =
+                    chunk_kernels(maker, sources.table, (inverse_r3, f, nodes));
+                let (force, torque) = chunk_loads(maker, sources.loads, list, chunk, end);
                 (v, w) = PairLanes {
                     tt_isotropic,
                     tt_along,
@@ -282,17 +403,100 @@ impl LaneWork for RealRows<'_> {
                 }
                 .add_velocities((v, w), force, torque);
             }
-            let (mut v, mut w) = (lane_sum(v), lane_sum(w));
-            for (j, pair) in &list.close[list.close_starts[place]..list.close_starts[place + 1]] {
-                let load = &loads[*j as usize];
-                let (dv, dw) = pair.velocities(
-                    Vec3::new(load[0], load[1], load[2]),
-                    Vec3::new(load[4], load[5], load[6]),
-                );
-                v += dv;
-                w += dw;
+            *out = with_close_pairs(sources.loads, list, place, (lane_sum(v), lane_sum(w)));
+        }
+    }
+}
+
+/// The [`KernelChunk`]s of beads `from .. from + count` of one [`Neighbours`] run, into `out`.
+struct KernelRows<'a> {
+    sources: &'a RealSources<'a>,
+    neighbours: &'a Neighbours,
+    from: usize,
+    count: usize,
+    out: &'a mut [KernelChunk],
+}
+
+impl LaneWork for KernelRows<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run<L: Lanes>(self, maker: L::Maker) {
+        let (sources, list) = (self.sources, self.neighbours);
+        let mut out = self.out.iter_mut();
+        let mut geometry = Vec::new();
+        for place in self.from..self.from + self.count {
+            let origin = origin_of::<L>(maker, sources, list, place);
+            let (start, end) = (list.starts[place], list.starts[place + 1]);
+            geometry.clear();
+            for chunk in (start..end).step_by(LANES) {
+                geometry.push(chunk_geometry(maker, sources, list, origin, chunk, end));
             }
-            *out = (v, w);
+            for &(direction, inverse_r3, f, nodes) in &geometry {
+                let k = chunk_kernels(maker, sources.table, (inverse_r3, f, nodes));
+                *out.next()
+                    .expect("a chunk counted by StoredKernels::starts") = [
+                    direction.x.to_f32(),
+                    direction.y.to_f32(),
+                    direction.z.to_f32(),
+                    k[0].to_f32(),
+                    k[1].to_f32(),
+                    k[2].to_f32(),
+                    k[3].to_f32(),
+                    k[4].to_f32(),
+                ];
+            }
+        }
+    }
+}
+
+/// The real-space velocities of the beads of one [`Neighbours`] run from their stored kernels
+/// (`kernels` holds the chunks of the run's beads from `from` on), into `out`.
+pub(crate) struct StoredRows<'a> {
+    pub(crate) sources: &'a RealSources<'a>,
+    pub(crate) neighbours: &'a Neighbours,
+    pub(crate) kernels: &'a StoredKernels,
+    pub(crate) from: usize,
+    /// The first bead `kernels` holds (a place in the run).
+    pub(crate) kernels_from: usize,
+    pub(crate) out: &'a mut [(Vec3, Vec3)],
+}
+
+impl LaneWork for StoredRows<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run<L: Lanes>(self, maker: L::Maker) {
+        let (sources, list, kernels) = (self.sources, self.neighbours, self.kernels);
+        let zero = L::splat(maker, 0.0);
+        for (offset, out) in self.out.iter_mut().enumerate() {
+            let place = self.from + offset;
+            let (start, end) = (list.starts[place], list.starts[place + 1]);
+            let stored = &kernels.chunks[kernels.starts[place - self.kernels_from]
+                ..kernels.starts[place - self.kernels_from + 1]];
+            let mut v = Vec3Lanes {
+                x: zero,
+                y: zero,
+                z: zero,
+            };
+            let mut w = v;
+            for (chunk, stored) in (start..end).step_by(LANES).zip(stored) {
+                let (force, torque) = chunk_loads(maker, sources.loads, list, chunk, end);
+                (v, w) = PairLanes {
+                    tt_isotropic: L::from_f32(maker, stored[3]),
+                    tt_along: L::from_f32(maker, stored[4]),
+                    coupling: L::from_f32(maker, stored[5]),
+                    rr_isotropic: L::from_f32(maker, stored[6]),
+                    rr_along: L::from_f32(maker, stored[7]),
+                    direction: Vec3Lanes {
+                        x: L::from_f32(maker, stored[0]),
+                        y: L::from_f32(maker, stored[1]),
+                        z: L::from_f32(maker, stored[2]),
+                    },
+                }
+                .add_velocities((v, w), force, torque);
+            }
+            *out = with_close_pairs(sources.loads, list, place, (lane_sum(v), lane_sum(w)));
         }
     }
 }

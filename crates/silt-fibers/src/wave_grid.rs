@@ -41,6 +41,10 @@ pub(crate) struct SlabScratch {
     fft: Vec<Complex64>,
 }
 
+/// Slabs gathered into the y lines (and scattered back) together: four complex values fill a
+/// 64-byte cache line of a line.
+const TRANSPOSE_BLOCK: usize = 4;
+
 impl GridTransforms {
     pub(crate) fn new(grid: [usize; 3]) -> Self {
         let mut planner = FftPlanner::new();
@@ -208,11 +212,15 @@ impl GridTransforms {
                     } else {
                         second.as_ref().expect("two")
                     };
-                    for (m, row) in rows.iter().enumerate() {
-                        let (j, c) = (m / 3, m % 3);
-                        for (l, value) in row.iter().enumerate() {
-                            if needed_l[mirror_l(p, l)] {
-                                lines[line(p, c, l) + j] = *value;
+                    // Four slabs at a time, so that each y line's cache line is written whole.
+                    for first_j in (0..n1).step_by(TRANSPOSE_BLOCK) {
+                        let last_j = n1.min(first_j + TRANSPOSE_BLOCK);
+                        for c in 0..3 {
+                            for l in (0..n2).filter(|&l| needed_l[mirror_l(p, l)]) {
+                                let start = line(p, c, l);
+                                for j in first_j..last_j {
+                                    lines[start + j] = rows[3 * j + c][l];
+                                }
                             }
                         }
                     }
@@ -261,11 +269,14 @@ impl GridTransforms {
                     } else {
                         second.as_mut().expect("two")
                     };
-                    for (m, row) in rows.iter_mut().enumerate() {
-                        let (j, c) = (m / 3, m % 3);
-                        for (l, value) in row.iter_mut().enumerate() {
-                            if needed_l[mirror_l(p, l)] {
-                                *value = lines[line(p, c, l) + j];
+                    for first_j in (0..n1).step_by(TRANSPOSE_BLOCK) {
+                        let last_j = n1.min(first_j + TRANSPOSE_BLOCK);
+                        for c in 0..3 {
+                            for l in (0..n2).filter(|&l| needed_l[mirror_l(p, l)]) {
+                                let start = line(p, c, l);
+                                for j in first_j..last_j {
+                                    rows[3 * j + c][l] = lines[start + j];
+                                }
                             }
                         }
                     }
