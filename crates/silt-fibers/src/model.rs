@@ -64,6 +64,7 @@ pub struct FiberCheckpoint {
     pub link_correction: f64,
     pub last_multipliers: Vec<f64>,
     pub previous_multipliers: Vec<f64>,
+    pub older_multipliers: Vec<f64>,
 }
 
 /// A bead system, its integrator and its fixed time step.
@@ -167,6 +168,7 @@ impl Model for FiberModel {
             link_correction: s.link_correction,
             last_multipliers: s.last_multipliers.clone(),
             previous_multipliers: s.previous_multipliers.clone(),
+            older_multipliers: s.older_multipliers.clone(),
         }
     }
 
@@ -188,6 +190,7 @@ impl Model for FiberModel {
         s.link_correction = c.link_correction;
         s.last_multipliers = c.last_multipliers;
         s.previous_multipliers = c.previous_multipliers;
+        s.older_multipliers = c.older_multipliers;
         self.steps = c.steps;
         self.solved = None;
         self.last_step = None;

@@ -154,7 +154,7 @@ impl Schedule {
 }
 
 const CHECKPOINT_MAGIC: &str = "silt checkpoint";
-const CHECKPOINT_FORMAT: u32 = 3;
+const CHECKPOINT_FORMAT: u32 = 4;
 
 /// What a checkpoint file starts with: enough to refuse the wrong file before reading the state.
 #[derive(Clone, Debug, Serialize, Deserialize)]
