@@ -1274,11 +1274,13 @@ impl SpectralRpy {
                             &wx[..run],
                             value,
                         );
-                        add_run(
-                            &mut plane[3 * start..3 * (start + p0 - run)],
-                            &wx[run..],
-                            value,
-                        );
+                        if run < p0 {
+                            add_run(
+                                &mut plane[3 * start..3 * (start + p0 - run)],
+                                &wx[run..],
+                                value,
+                            );
+                        }
                     }
                 }
             },
@@ -1305,12 +1307,17 @@ impl SpectralRpy {
                     let mut sum = [0.0; 6];
                     for (qz, &weight_z) in row.wz.iter().enumerate() {
                         let start = n0 * wrap(row.fz + qz, n2);
-                        let first =
+                        let mut part =
                             dot_run(&plane[3 * (start + fx)..3 * (start + fx + run)], &wx[..run]);
-                        let wrapped =
-                            dot_run(&plane[3 * start..3 * (start + p0 - run)], &wx[run..]);
+                        if run < p0 {
+                            let wrapped =
+                                dot_run(&plane[3 * start..3 * (start + p0 - run)], &wx[run..]);
+                            for c in 0..6 {
+                                part[c] += wrapped[c];
+                            }
+                        }
                         for c in 0..6 {
-                            sum[c] += (first[c] + wrapped[c]) * weight_z;
+                            sum[c] += part[c] * weight_z;
                         }
                     }
                     shares.push((row.bead * p1 + row.row, sum.map(|c| c * row.weight_y)));
