@@ -203,19 +203,6 @@ impl StoredKernels {
             out,
         })
     }
-
-    /// The kernels of beads `from .. from + count` of `list` in `self`, its memory reused.
-    pub(crate) fn refill(
-        &mut self,
-        sources: &RealSources,
-        list: &Neighbours,
-        from: usize,
-        count: usize,
-    ) {
-        self.starts = StoredKernels::starts(list, from, count);
-        self.chunks.resize(self.starts[count], [[0.0; LANES]; 8]);
-        StoredKernels::fill(sources, list, from, count, &mut self.chunks);
-    }
 }
 
 /// Bead `place` of a run: its origin in lanes and the position of its idle lanes' image.
@@ -354,13 +341,26 @@ fn with_close_pairs(
 }
 
 /// The real-space velocities `(V, W)` of the beads of one [`Neighbours`] run, into `out`, the
-/// kernels evaluated from the table in double precision.
+/// kernels evaluated from the table.
 pub(crate) struct RealRows<'a> {
     pub(crate) sources: &'a RealSources<'a>,
     pub(crate) neighbours: &'a Neighbours,
     /// The run's beads from this one (a place in the run).
     pub(crate) from: usize,
+    /// Round the directions and kernels to single precision as they are evaluated (the numbers of
+    /// [`StoredKernels`], for configurations whose kernels are not stored).
+    pub(crate) single_precision: bool,
     pub(crate) out: &'a mut [(Vec3, Vec3)],
+}
+
+/// `value` rounded to single precision and widened back, when `round` says so.
+#[inline(always)]
+fn rounded<L: Lanes>(maker: L::Maker, value: L, round: bool) -> L {
+    if round {
+        L::from_f32(maker, value.to_f32())
+    } else {
+        value
+    }
 }
 
 impl LaneWork for RealRows<'_> {
@@ -387,6 +387,7 @@ impl LaneWork for RealRows<'_> {
                 z: zero,
             };
             let mut w = v;
+            let round = self.single_precision;
             for (chunk, &(direction, inverse_r3, f, nodes)) in
                 (start..end).step_by(LANES).zip(&geometry)
             {
@@ -394,12 +395,16 @@ impl LaneWork for RealRows<'_> {
                     chunk_kernels(maker, sources.table, (inverse_r3, f, nodes));
                 let (force, torque) = chunk_loads(maker, sources.loads, list, chunk, end);
                 (v, w) = PairLanes {
-                    tt_isotropic,
-                    tt_along,
-                    coupling,
-                    rr_isotropic,
-                    rr_along,
-                    direction,
+                    tt_isotropic: rounded(maker, tt_isotropic, round),
+                    tt_along: rounded(maker, tt_along, round),
+                    coupling: rounded(maker, coupling, round),
+                    rr_isotropic: rounded(maker, rr_isotropic, round),
+                    rr_along: rounded(maker, rr_along, round),
+                    direction: Vec3Lanes {
+                        x: rounded(maker, direction.x, round),
+                        y: rounded(maker, direction.y, round),
+                        z: rounded(maker, direction.z, round),
+                    },
                 }
                 .add_velocities((v, w), force, torque);
             }

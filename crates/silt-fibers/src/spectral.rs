@@ -259,13 +259,12 @@ impl SpectralParameters {
     pub fn cost(&self, beads: usize, pairs: f64) -> f64 {
         let points = self.grid.iter().map(|&n| n as f64).product::<f64>();
         let support = self.support.iter().map(|&n| n as f64).product::<f64>();
-        let pair_cost = if !self.single_precision_kernels {
-            PAIR_COST
-        } else if pairs * 37.0 <= NEIGHBOUR_LIST_BYTES {
+        // Stored single-precision kernels when they fit in memory; else evaluated from the table at
+        // every product.
+        let pair_cost = if self.single_precision_kernels && pairs * 37.0 <= NEIGHBOUR_LIST_BYTES {
             STORED_PAIR_COST
         } else {
-            // Rounded anew at every product (too many to store).
-            PAIR_COST + STORED_PAIR_COST
+            PAIR_COST
         };
         pair_cost * pairs
             + SUPPORT_POINT_COST * 2.0 * beads as f64 * support
@@ -341,6 +340,8 @@ pub struct SpectralRpy {
     cache: std::sync::Mutex<Option<Arc<Prepared>>>,
     /// The wave space's grid, kept between products (fresh memory costs a page fault every 4 KiB).
     grid_memory: std::sync::Mutex<Vec<Complex64>>,
+    /// Each y slab's interpolated shares, kept alike.
+    share_memory: std::sync::Mutex<Vec<Vec<[f64; 6]>>>,
     /// The largest shear `|tilt| / L_y` the parameters allow.
     max_shear: f64,
     /// The relative error asked for.
@@ -440,8 +441,6 @@ impl CellList {
 /// One y row of a bead's support on a y slab (see [`SpectralRpy::slab_rows`]).
 struct SupportRow<'a> {
     bead: usize,
-    /// The row (0 .. P_y) within the support.
-    row: usize,
     weight_y: f64,
     /// The z weights, from z index `fz` on.
     wz: &'a [f64],
@@ -452,7 +451,7 @@ struct SupportRow<'a> {
     run: usize,
 }
 
-/// Each bead's Gaussian: its support's first grid index along each axis (wrapped into the grid) and
+/// Each bead's window: its support's first grid index along each axis (wrapped into the grid) and
 /// its weights, `support[0] + support[1] + support[2]` per bead.
 struct Footprints {
     /// The first grid index along y and z of each bead's support.
@@ -467,6 +466,8 @@ struct Footprints {
     support: [usize; 3],
     /// The beads by the first y index of their support, each's in the cell list's order.
     by_start: Vec<Vec<usize>>,
+    /// Each bead's place in its `by_start` list.
+    rank: Vec<usize>,
 }
 
 impl Footprints {
@@ -674,6 +675,7 @@ impl SpectralRpy {
             transforms: GridTransforms::new(grid),
             cache: std::sync::Mutex::new(None),
             grid_memory: std::sync::Mutex::new(Vec::new()),
+            share_memory: std::sync::Mutex::new(Vec::new()),
             max_shear,
             tolerance,
         })
@@ -895,46 +897,31 @@ impl SpectralRpy {
         let sources = self.real_sources(&prepared.lane_positions, &loads, prepared.shear);
         let mut out = vec![(Vec3::ZERO, Vec3::ZERO); cells.positions.len()];
         let single = self.parameters.single_precision_kernels;
-        // The beads of `out` (run places `from ..`) of `list`: from the stored kernels, from kernels
-        // rounded here (the same numbers), or from the table in double precision.
-        let rows = |list: &Neighbours,
-                    from: usize,
-                    out: &mut [(Vec3, Vec3)],
-                    buffer: &mut StoredKernels| match (&prepared.kernels, single)
-        {
-            (Some(kernels), _) => with_lanes(StoredRows {
-                sources: &sources,
-                neighbours: list,
-                kernels,
-                from,
-                kernels_from: 0,
-                out,
-            }),
-            (_, true) => {
-                buffer.refill(&sources, list, from, out.len());
-                with_lanes(StoredRows {
+        // The beads of `out` (run places `from ..`) of `list`: from the stored kernels, or from the
+        // table (rounded as the stored kernels are when the tolerance allows them: the same numbers).
+        let rows =
+            |list: &Neighbours, from: usize, out: &mut [(Vec3, Vec3)]| match &prepared.kernels {
+                Some(kernels) => with_lanes(StoredRows {
                     sources: &sources,
                     neighbours: list,
-                    kernels: buffer,
+                    kernels,
                     from,
-                    kernels_from: from,
+                    kernels_from: 0,
                     out,
-                })
-            }
-            (_, false) => with_lanes(RealRows {
-                sources: &sources,
-                neighbours: list,
-                from,
-                out,
-            }),
-        };
+                }),
+                None => with_lanes(RealRows {
+                    sources: &sources,
+                    neighbours: list,
+                    from,
+                    single_precision: single,
+                    out,
+                }),
+            };
         match &prepared.neighbours {
             Some(list) => out
                 .par_chunks_mut(BEADS_PER_TASK)
                 .enumerate()
-                .for_each_init(StoredKernels::default, |buffer, (task, out)| {
-                    rows(list, task * BEADS_PER_TASK, out, buffer)
-                }),
+                .for_each(|(task, out)| rows(list, task * BEADS_PER_TASK, out)),
             None => {
                 let mut cell_rows: Vec<&mut [(Vec3, Vec3)]> = Vec::new();
                 let mut rest = out.as_mut_slice();
@@ -944,13 +931,13 @@ impl SpectralRpy {
                     cell_rows.push(row);
                     rest = tail;
                 }
-                cell_rows.into_par_iter().enumerate().for_each_init(
-                    StoredKernels::default,
-                    |buffer, (cell, out)| {
+                cell_rows
+                    .into_par_iter()
+                    .enumerate()
+                    .for_each(|(cell, out)| {
                         let list = self.cell_neighbours(cells, cell, prepared.shear);
-                        rows(&list, 0, out, buffer)
-                    },
-                );
+                        rows(&list, 0, out)
+                    });
             }
         }
         out
@@ -1092,8 +1079,10 @@ impl SpectralRpy {
             stride,
             support: p,
             by_start: vec![Vec::new(); n[1]],
+            rank: Vec::with_capacity(positions.len()),
         };
         for (b, (first, first_x, weights)) in per_bead.into_iter().enumerate() {
+            footprints.rank.push(footprints.by_start[first[0]].len());
             footprints.by_start[first[0]].push(b);
             footprints.first.push(first);
             footprints.first_x.extend(first_x);
@@ -1176,32 +1165,50 @@ impl SpectralRpy {
         );
         timing.transforms = lap(&mut clock);
         // 3. Each y slab: back along z and x, each bead's share of the slab interpolated with the
-        //    same Gaussians.
-        let shares: Vec<Vec<(usize, [f64; 6])>> = grid
-            .par_chunks(slab_len)
+        //    same windows (into the shares' memory kept between products).
+        let mut shares = std::mem::take(
+            &mut *self
+                .share_memory
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner()),
+        );
+        shares.resize_with(n1, Vec::new);
+        grid.par_chunks(slab_len)
+            .zip(shares.par_iter_mut())
             .enumerate()
-            .map_init(workspace, |(plane, work), (j, slab)| {
+            .for_each_init(workspace, |(plane, work), (j, (slab, shares))| {
                 self.transforms.modes_to_slab(slab, plane, &needed, work);
-                self.interpolate_slab(j, footprints, plane)
-            })
-            .collect();
+                self.interpolate_slab(j, footprints, plane, shares)
+            });
         *self
             .grid_memory
             .lock()
             .unwrap_or_else(|poison| poison.into_inner()) = grid;
-        // Each bead's shares in the order of its y rows, summed in that order, times the cell
-        // volume (the quadrature weight).
+        // Where each slab's shares of the rows `s` start: slab j lists the rows s = P_y − 1 .. 0 of
+        // the beads starting at j − s (as `slab_rows`).
+        let group_starts: Vec<usize> = (0..n1)
+            .flat_map(|j| {
+                let mut start = 0;
+                let mut starts = vec![0; p1];
+                for s in (0..p1).rev() {
+                    starts[s] = start;
+                    start += footprints.by_start[(j + n1 * p1 - s) % n1].len();
+                }
+                starts
+            })
+            .collect();
         let beads = footprints.first.len();
-        let mut by_row = vec![[0.0; 6]; beads * p1];
-        for (place, share) in shares.into_iter().flatten() {
-            by_row[place] = share;
-        }
         let cell = self.spacing.x * self.spacing.y * self.spacing.z;
-        let interpolated = by_row
-            .par_chunks(p1)
-            .map(|rows| {
+        // Each bead's shares gathered in the order of its rows and summed in that order, times the
+        // cell volume (the quadrature weight).
+        let interpolated = (0..beads)
+            .into_par_iter()
+            .map(|b| {
+                let first = footprints.first[b][0];
                 let mut sum = [0.0; 6];
-                for row in rows {
+                for s in 0..p1 {
+                    let j = (first + s) % n1;
+                    let row = &shares[j][group_starts[j * p1 + s] + footprints.rank[b]];
                     for c in 0..6 {
                         sum[c] += row[c];
                     }
@@ -1214,6 +1221,10 @@ impl SpectralRpy {
                 )
             })
             .collect();
+        *self
+            .share_memory
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner()) = shares;
         timing.interpolation = lap(&mut clock);
         interpolated
     }
@@ -1236,7 +1247,6 @@ impl SpectralRpy {
                     let (fx, wx) = footprints.x_row(bead, s);
                     SupportRow {
                         bead,
-                        row: s,
                         weight_y: wy[s],
                         wz,
                         fz: footprints.first[bead][1],
@@ -1288,20 +1298,20 @@ impl SpectralRpy {
     }
 
     /// Each bead's share of y slab `j` of the velocities (`plane`, `(x, z)` order, three packed
-    /// values per point) by its Gaussian, row by row of [`SpectralRpy::slab_rows`], with its place
-    /// `bead P_y + row` among all the shares.
+    /// values per point) by its window, into `shares` in the order of [`SpectralRpy::slab_rows`].
     fn interpolate_slab(
         &self,
         j: usize,
         footprints: &Footprints,
         plane: &[Complex64],
-    ) -> Vec<(usize, [f64; 6])> {
+        shares: &mut Vec<[f64; 6]>,
+    ) {
         let [n0, _, n2] = self.parameters.grid;
-        let [p0, p1, _] = self.parameters.support;
+        let p0 = self.parameters.support[0];
+        shares.clear();
         vectorized(
             #[inline(always)]
             || {
-                let mut shares = Vec::new();
                 for row in self.slab_rows(j, footprints) {
                     let (fx, run, wx) = (row.fx, row.run, row.wx);
                     let mut sum = [0.0; 6];
@@ -1320,9 +1330,8 @@ impl SpectralRpy {
                             sum[c] += part[c] * weight_z;
                         }
                     }
-                    shares.push((row.bead * p1 + row.row, sum.map(|c| c * row.weight_y)));
+                    shares.push(sum.map(|c| c * row.weight_y));
                 }
-                shares
             },
         )
     }
