@@ -45,6 +45,27 @@ pub(crate) struct SlabScratch {
 /// 64-byte cache line of a line.
 const TRANSPOSE_BLOCK: usize = 4;
 
+/// Visits `(slab j, value c, z index l)` for the `n1` slabs and the z indices that are `needed`,
+/// [`TRANSPOSE_BLOCK`] slabs at a time (so that each y line's cache line is visited whole).
+#[inline(always)]
+fn blocked_transpose(
+    n1: usize,
+    n2: usize,
+    needed: impl Fn(usize) -> bool,
+    mut visit: impl FnMut(usize, usize, usize),
+) {
+    for first_j in (0..n1).step_by(TRANSPOSE_BLOCK) {
+        let last_j = n1.min(first_j + TRANSPOSE_BLOCK);
+        for c in 0..3 {
+            for l in (0..n2).filter(|&l| needed(l)) {
+                for j in first_j..last_j {
+                    visit(j, c, l);
+                }
+            }
+        }
+    }
+}
+
 impl GridTransforms {
     pub(crate) fn new(grid: [usize; 3]) -> Self {
         let mut planner = FftPlanner::new();
@@ -212,18 +233,14 @@ impl GridTransforms {
                     } else {
                         second.as_ref().expect("two")
                     };
-                    // Four slabs at a time, so that each y line's cache line is written whole.
-                    for first_j in (0..n1).step_by(TRANSPOSE_BLOCK) {
-                        let last_j = n1.min(first_j + TRANSPOSE_BLOCK);
-                        for c in 0..3 {
-                            for l in (0..n2).filter(|&l| needed_l[mirror_l(p, l)]) {
-                                let start = line(p, c, l);
-                                for j in first_j..last_j {
-                                    lines[start + j] = rows[3 * j + c][l];
-                                }
-                            }
-                        }
-                    }
+                    blocked_transpose(
+                        n1,
+                        n2,
+                        |l| needed_l[mirror_l(p, l)],
+                        |j, c, l| {
+                            lines[line(p, c, l) + j] = rows[3 * j + c][l];
+                        },
+                    );
                 }
                 for p in 0..count {
                     for c in 0..3 {
@@ -269,17 +286,14 @@ impl GridTransforms {
                     } else {
                         second.as_mut().expect("two")
                     };
-                    for first_j in (0..n1).step_by(TRANSPOSE_BLOCK) {
-                        let last_j = n1.min(first_j + TRANSPOSE_BLOCK);
-                        for c in 0..3 {
-                            for l in (0..n2).filter(|&l| needed_l[mirror_l(p, l)]) {
-                                let start = line(p, c, l);
-                                for j in first_j..last_j {
-                                    rows[3 * j + c][l] = lines[start + j];
-                                }
-                            }
-                        }
-                    }
+                    blocked_transpose(
+                        n1,
+                        n2,
+                        |l| needed_l[mirror_l(p, l)],
+                        |j, c, l| {
+                            rows[3 * j + c][l] = lines[line(p, c, l) + j];
+                        },
+                    );
                 }
             },
         );

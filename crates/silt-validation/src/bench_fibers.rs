@@ -252,13 +252,24 @@ fn time_steps(scene: &FiberScene, warmup: usize, timed: usize) -> Result<(f64, f
     ))
 }
 
+/// `|a − b| / |b|` over all the vectors (2-norms).
+pub fn relative_difference(a: &[Vec3], b: &[Vec3]) -> f64 {
+    let difference: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(p, q)| (*p - *q).length_squared())
+        .sum();
+    let size: f64 = b.iter().map(|q| q.length_squared()).sum();
+    (difference / size).sqrt()
+}
+
 /// The side of the cube holding `n` beads of radius 1 at 5 % volume fraction.
-fn cube_side(n: usize) -> f64 {
+pub fn cube_side(n: usize) -> f64 {
     (n as f64 * 4.0 / 3.0 * std::f64::consts::PI / 0.05).cbrt()
 }
 
 /// Random loads (seed 2), the same for every product timed.
-fn loads(n: usize) -> (Vec<Vec3>, Vec<Vec3>) {
+pub fn loads(n: usize) -> (Vec<Vec3>, Vec<Vec3>) {
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let mut random = || Vec3::new(rng.gen(), rng.gen(), rng.gen()) - 0.5;
     let forces = (0..n).map(|_| random()).collect();
@@ -330,13 +341,7 @@ fn time_periodic_peer(
     let kernel = RpyKernel::new(1.0, 1.0)?.without_overlap_correction();
     let spectral = SpectralRpy::new(kernel, Vec3::splat(side), 1e-7, n)?;
     let (ours, _) = spectral.product(positions, &forces, &vec![Vec3::ZERO; n]);
-    let difference: f64 = ours
-        .iter()
-        .zip(&theirs)
-        .map(|(a, b)| (*a - *b).length_squared())
-        .sum();
-    let size: f64 = ours.iter().map(|a| a.length_squared()).sum();
-    Ok((ms, (difference / size).sqrt()))
+    Ok((ms, relative_difference(&theirs, &ours)))
 }
 
 /// The scene of the periodic step benchmark: `fibers` fibers of `beads` beads (a = 0.5) at 5 %

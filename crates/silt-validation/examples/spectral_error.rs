@@ -1,25 +1,14 @@
 //! The periodic product's error against the direct Ewald sum at the benchmark's density (development
-//! aid): `cargo run --release -p silt-fibers --example spectral_error -- N TOL[,TOL...]`, threads from
+//! aid): `cargo run --release -p silt-validation --example spectral_error -- N TOL[,TOL...]`, threads from
 //! `RAYON_NUM_THREADS`. Beads of radius 1 at random in a cube at 5 % volume fraction, random forces
 //! and torques (as `silt bench fibers`); the direct sum (`EwaldRpy`, O(N²), ~1.5 min at N = 2,000 on
 //! 2 threads) once, then per tolerance the relative 2-norm errors of V and W, the parameters chosen
 //! and the repeated product's best time of three.
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use silt_core::Vec3;
 use silt_fibers::ewald::EwaldRpy;
 use silt_fibers::rpy::RpyKernel;
 use silt_fibers::spectral::SpectralRpy;
-
-fn relative_error(a: &[Vec3], b: &[Vec3]) -> f64 {
-    let difference: f64 = a
-        .iter()
-        .zip(b)
-        .map(|(p, q)| (*p - *q).length_squared())
-        .sum();
-    let size: f64 = b.iter().map(|q| q.length_squared()).sum();
-    (difference / size).sqrt()
-}
+use silt_validation::bench_fibers::{cube_side, loads, product_positions, relative_difference};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -30,15 +19,9 @@ fn main() {
         .split(',')
         .map(|s| s.parse().expect("tolerances like 1e-4,1e-6"))
         .collect();
-    let side = (n as f64 * 4.0 / 3.0 * std::f64::consts::PI / 0.05).cbrt();
-    let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let positions: Vec<Vec3> = (0..n)
-        .map(|_| side * Vec3::new(rng.gen(), rng.gen(), rng.gen()))
-        .collect();
-    let mut rng = ChaCha8Rng::seed_from_u64(2);
-    let mut random = || Vec3::new(rng.gen(), rng.gen(), rng.gen()) - 0.5;
-    let forces: Vec<Vec3> = (0..n).map(|_| random()).collect();
-    let torques: Vec<Vec3> = (0..n).map(|_| random()).collect();
+    let side = cube_side(n);
+    let positions = product_positions(n);
+    let (forces, torques) = loads(n);
     let kernel = RpyKernel::new(1.0, 1.0).unwrap();
     let reference = EwaldRpy::new(kernel, Vec3::splat(side), None).unwrap();
     let (v_direct, w_direct) = reference.product(&positions, &forces, &torques);
@@ -52,7 +35,10 @@ fn main() {
             })
             .fold(f64::INFINITY, f64::min);
         let p = spectral.parameters();
-        let (ev, ew) = (relative_error(&v, &v_direct), relative_error(&w, &w_direct));
+        let (ev, ew) = (
+            relative_difference(&v, &v_direct),
+            relative_difference(&w, &w_direct),
+        );
         println!(
             "tolerance {tolerance:e}: V {ev:.2e} W {ew:.2e} ({:.2} / {:.2} of it); grid {:?}, \
              {} points per axis, {}; real-space cutoff {:.2}; repeated product {:.1} ms",
