@@ -57,6 +57,44 @@ fn a_diverging_rod_run_stops_with_exit_1_and_keeps_its_output() {
     }
 }
 
+/// Fibers in a periodic box under loads that throw them out of range in one step: the run stops as
+/// diverged (it once went on to a constraint solve that blamed "redundant constraints" on beads whose
+/// links had been lost to rounding at 1e297), with exit code 1, keeping the first frame and a
+/// checkpoint (the unbounded fluid's case: `fiber_cli`).
+#[test]
+fn fibers_thrown_out_of_range_stop_as_diverged() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, hydrodynamics) in [(
+        "periodic",
+        "hydrodynamics = \"periodic-rpy\"\nperiodic_box = [40, 40, 40]",
+    )] {
+        let scene = format!(
+            "[fibers]\nbead_radius = 0.5\nviscosity = 1.0\nbending_rigidity = 2000\n{hydrodynamics}\n\
+             bead_force = [0.0, -1e300, 0.0]\nend_time = 0.01\ntime_step = 1e-3\n\n\
+             [[fibers.fiber]]\nbeads = 9\ncount = 2\nregion = {{ min = [0, 0, 0], max = [40, 40, 40] }}\n\
+             seed = 3\n"
+        );
+        let out = silt_on(
+            dir.path(),
+            &format!("{name}.toml"),
+            &scene,
+            &["run", "-o", name],
+        );
+        let message = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{name}: {message}");
+        assert!(
+            message.contains("radii from the origin") && message.contains("the run diverged"),
+            "{name}: {message}"
+        );
+        for kept in ["series.pvd", "checkpoint.bin", "diagnostics.csv"] {
+            assert!(
+                dir.path().join(name).join(kept).exists(),
+                "{name}: {kept}: {message}"
+            );
+        }
+    }
+}
+
 /// A static scene whose only equilibrium lies far from the unloaded rod (a slender hinged rod pulled
 /// across: it would swing about the hinge until it hangs along the force, which no load increment
 /// reaches) stops with exit 1, says why, and keeps the unloaded frame; the example's static load path

@@ -79,8 +79,8 @@ fn bad_fiber_scenes_exit_with_2_and_failed_steps_with_1() {
         "{}",
         stderr(&out)
     );
-    // A force so large that the beads leave the finite range: the step fails, the run stops with
-    // exit code 1 and keeps what it wrote (the initial frame).
+    // A force so large that the beads are thrown out of range: the step fails as diverged, the run
+    // stops with exit code 1 and keeps what it wrote (the initial frame).
     let wild = SEDIMENTING
         .replace(
             "bead_force = [0.0, -1.0, 0.0]",
@@ -90,7 +90,11 @@ fn bad_fiber_scenes_exit_with_2_and_failed_steps_with_1() {
     std::fs::write(dir.path().join("wild.toml"), wild).unwrap();
     let out = silt(&["run", "wild.toml", "-q", "-o", "wild"], dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("failed"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the run diverged"),
+        "{}",
+        stderr(&out)
+    );
     assert!(dir.path().join("wild/fibers/fibers_000000.vtp").exists());
 }
 

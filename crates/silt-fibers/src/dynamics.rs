@@ -34,6 +34,10 @@ pub const DEFAULT_JOINT_STEP_OVER_BENDING_TIME: f64 = 0.2;
 pub const MAX_STEP_OVER_TWIST_TIME: f64 = 0.12;
 pub const DEFAULT_STEP_OVER_TWIST_TIME: f64 = 0.06;
 
+/// The farthest a bead may be from the origin, in radii: there a double's spacing is ~1e-5 of a
+/// link of 2a (a run whose beads reach it has diverged).
+pub const MAX_POSITION_RADII: f64 = 1e11;
+
 /// Everything that moves the beads. Links drift from 2a at second order in the step under the
 /// seed's scheme (a rotating chord lengthens); `restore_links` (on by default) puts them back after
 /// each step and records the correction.
@@ -402,11 +406,26 @@ impl FiberSystem {
             let rates: Vec<DQuat> = history.iter().map(|h| h.1[i]).collect();
             orientations[i] = (orientations[i] + AdamsBashforth::combine(&rates) * dt).normalize();
         }
-        if let Some(i) = positions.iter().position(|y| !silt_core::is_finite3(*y)) {
+        // Beyond MAX_POSITION_RADII from the origin doubles resolve a link of 2a to worse than 1e-5
+        // of its length: the links are lost (and the next solve fails) while the numbers are finite.
+        let limit = MAX_POSITION_RADII * self.fibers.radius();
+        if let Some(i) = positions
+            .iter()
+            .position(|y| !silt_core::is_finite3(*y) || y.abs().max_element() > limit)
+        {
             integrator.history.remove(0);
+            let whither = if silt_core::is_finite3(positions[i]) {
+                format!(
+                    "reached {:.1e} radii from the origin (beyond {MAX_POSITION_RADII:e} the links \
+                     are lost to rounding): the run diverged",
+                    positions[i].abs().max_element() / self.fibers.radius()
+                )
+            } else {
+                "left the finite range".to_string()
+            };
             return Err(format!(
-                "bead {i} left the finite range at t = {}: the step dt = {dt} is probably too \
-                 long (bending time {:.3e}{})",
+                "bead {i} {whither} at t = {}: the step dt = {dt} is probably too long, or the \
+                 loads too large (bending time {:.3e}{})",
                 silt_core::format_time(self.time),
                 self.bending
                     .bending_time(self.fibers.radius(), self.mobility.kernel.viscosity()),
