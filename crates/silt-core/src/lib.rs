@@ -26,3 +26,14 @@ pub fn format_time(t: f64) -> String {
 pub fn is_finite3(v: Vec3) -> bool {
     v.x.is_finite() && v.y.is_finite() && v.z.is_finite()
 }
+
+/// `|a − b| / |b|` over all the vectors of two lists (2-norms of the lists as one vector each).
+pub fn relative_difference(a: &[Vec3], b: &[Vec3]) -> f64 {
+    let difference: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(p, q)| (*p - *q).length_squared())
+        .sum();
+    let size: f64 = b.iter().map(|q| q.length_squared()).sum();
+    (difference / size).sqrt()
+}

@@ -1498,6 +1498,7 @@ mod tests {
     use super::*;
     use crate::ewald::EwaldRpy;
     use rand::{Rng, SeedableRng};
+    use silt_core::relative_difference;
 
     /// Random beads (overlaps allowed), forces and torques in a box.
     fn cloud(n: usize, lengths: Vec3, seed: u64) -> (Vec<Vec3>, Vec<Vec3>, Vec<Vec3>) {
@@ -1513,16 +1514,6 @@ mod tests {
         let f = (0..n).map(|_| vector(Vec3::ONE, 0.5)).collect();
         let t = (0..n).map(|_| vector(Vec3::ONE, 0.5)).collect();
         (x, f, t)
-    }
-
-    fn relative_error(a: &[Vec3], b: &[Vec3]) -> f64 {
-        let difference: f64 = a
-            .iter()
-            .zip(b)
-            .map(|(p, q)| (*p - *q).length_squared())
-            .sum();
-        let size: f64 = b.iter().map(|q| q.length_squared()).sum();
-        (difference / size).sqrt()
     }
 
     /// Bad parameters and grids beyond the memory limit are refused with a message, not a crash.
@@ -1559,7 +1550,10 @@ mod tests {
             for tolerance in [1e-3, 1e-5, 1e-8] {
                 let spectral = SpectralRpy::new(kernel, lengths, tolerance, n).unwrap();
                 let (v, w) = spectral.product(&x, &f, &t);
-                let (ev, ew) = (relative_error(&v, &v_ref), relative_error(&w, &w_ref));
+                let (ev, ew) = (
+                    relative_difference(&v, &v_ref),
+                    relative_difference(&w, &w_ref),
+                );
                 println!(
                     "{lengths} N = {n} tolerance {tolerance:e}: V {ev:.2e}, W {ew:.2e}, {:?}",
                     spectral.parameters()
@@ -1719,7 +1713,10 @@ mod tests {
                 let reference = EwaldRpy::sheared(kernel, lengths, tilt, None).unwrap();
                 let (v_ref, w_ref) = reference.product(&x, &f, &t);
                 let (v, w) = spectral.sheared_product(&x, &f, &t, tilt);
-                let (ev, ew) = (relative_error(&v, &v_ref), relative_error(&w, &w_ref));
+                let (ev, ew) = (
+                    relative_difference(&v, &v_ref),
+                    relative_difference(&w, &w_ref),
+                );
                 println!(
                     "sheared tilt {tilt} tolerance {tolerance:e}: V {ev:.2e}, W {ew:.2e}, {:?}",
                     spectral.parameters()
@@ -1729,7 +1726,7 @@ mod tests {
             let plain = SpectralRpy::new(kernel, lengths, tolerance, x.len()).unwrap();
             let (v0, _) = plain.product(&x, &f, &t);
             let (v1, _) = spectral.sheared_product(&x, &f, &t, 0.0);
-            assert!(relative_error(&v1, &v0) <= 2.0 * tolerance);
+            assert!(relative_difference(&v1, &v0) <= 2.0 * tolerance);
         }
     }
 
@@ -1754,13 +1751,16 @@ mod tests {
         };
         let (_, v0, w0) = at(0.0);
         let (_, v1, w1) = at(1e-9);
-        assert!(relative_error(&v1, &v0) < 1e-8 && relative_error(&w1, &w0) < 1e-8);
+        assert!(relative_difference(&v1, &v0) < 1e-8 && relative_difference(&w1, &w0) < 1e-8);
         for d in [5e-4, 2e-3] {
             let (y, v, w) = at(d);
             let (v_ref, w_ref) = EwaldRpy::new(kernel, lengths, None)
                 .unwrap()
                 .product(&y, &f, &t);
-            let (ev, ew) = (relative_error(&v, &v_ref), relative_error(&w, &w_ref));
+            let (ev, ew) = (
+                relative_difference(&v, &v_ref),
+                relative_difference(&w, &w_ref),
+            );
             assert!(ev < 1e-5 && ew < 1e-5, "separation {d}: {ev:e} {ew:e}");
         }
         let huge = SpectralRpy::new(kernel, Vec3::splat(1e6), 1e-6, 3).unwrap();

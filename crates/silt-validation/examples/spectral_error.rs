@@ -4,11 +4,12 @@
 //! and torques (as `silt bench fibers`); the direct sum (`EwaldRpy`, O(N²), ~1.5 min at N = 2,000 on
 //! 2 threads) once, then per tolerance the relative 2-norm errors of V and W, the parameters chosen
 //! and the repeated product's best time of three.
+use silt_core::relative_difference;
 use silt_core::Vec3;
 use silt_fibers::ewald::EwaldRpy;
 use silt_fibers::rpy::RpyKernel;
 use silt_fibers::spectral::SpectralRpy;
-use silt_validation::bench_fibers::{cube_side, loads, product_positions, relative_difference};
+use silt_validation::bench_fibers::{cube_side, loads, product_positions};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

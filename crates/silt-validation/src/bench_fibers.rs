@@ -25,7 +25,7 @@
 use crate::bench_dem::{machine, pool};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use silt_core::Vec3;
+use silt_core::{relative_difference, Vec3};
 use silt_fibers::dynamics::AdamsBashforth;
 use silt_fibers::mobility::{Hydrodynamics, Mobility};
 use silt_fibers::rpy::RpyKernel;
@@ -250,17 +250,6 @@ fn time_steps(scene: &FiberScene, warmup: usize, timed: usize) -> Result<(f64, f
         clock.elapsed().as_secs_f64() * 1e3 / timed as f64,
         iterations as f64 / timed as f64,
     ))
-}
-
-/// `|a − b| / |b|` over all the vectors (2-norms).
-pub fn relative_difference(a: &[Vec3], b: &[Vec3]) -> f64 {
-    let difference: f64 = a
-        .iter()
-        .zip(b)
-        .map(|(p, q)| (*p - *q).length_squared())
-        .sum();
-    let size: f64 = b.iter().map(|q| q.length_squared()).sum();
-    (difference / size).sqrt()
 }
 
 /// The side of the cube holding `n` beads of radius 1 at 5 % volume fraction.
