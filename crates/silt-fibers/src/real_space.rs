@@ -455,15 +455,13 @@ impl LaneWork for KernelRows<'_> {
     }
 }
 
-/// The real-space velocities of the beads of one [`Neighbours`] run from their stored kernels
-/// (`kernels` holds the chunks of the run's beads from `from` on), into `out`.
+/// The real-space velocities of the beads of one [`Neighbours`] run (places `from ..`) from the
+/// run's stored kernels, into `out`.
 pub(crate) struct StoredRows<'a> {
     pub(crate) sources: &'a RealSources<'a>,
     pub(crate) neighbours: &'a Neighbours,
     pub(crate) kernels: &'a StoredKernels,
     pub(crate) from: usize,
-    /// The first bead `kernels` holds (a place in the run).
-    pub(crate) kernels_from: usize,
     pub(crate) out: &'a mut [(Vec3, Vec3)],
 }
 
@@ -477,8 +475,7 @@ impl LaneWork for StoredRows<'_> {
         for (offset, out) in self.out.iter_mut().enumerate() {
             let place = self.from + offset;
             let (start, end) = (list.starts[place], list.starts[place + 1]);
-            let stored = &kernels.chunks[kernels.starts[place - self.kernels_from]
-                ..kernels.starts[place - self.kernels_from + 1]];
+            let stored = &kernels.chunks[kernels.starts[place]..kernels.starts[place + 1]];
             let mut v = Vec3Lanes {
                 x: zero,
                 y: zero,

@@ -906,7 +906,6 @@ impl SpectralRpy {
                     neighbours: list,
                     kernels,
                     from,
-                    kernels_from: 0,
                     out,
                 }),
                 None => with_lanes(RealRows {
